@@ -1,0 +1,1 @@
+"""Bots that act from their own observation only (see agents.base)."""

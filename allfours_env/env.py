@@ -1,0 +1,251 @@
+"""All Fours (Trinidad and Tobago) as a four-agent PettingZoo AEC environment.
+
+The env translates; the rules live in :mod:`allfours_env.engine` (specification: RULES.md).
+
+Agents
+    ``player_0`` .. ``player_3``; seat ``s`` is ``player_s``. Play and deal go to the right
+    (after seat ``s`` comes ``(s+1) % 4``); partners sit opposite: team 0 = seats 0, 2 and
+    team 1 = seats 1, 3. Every decision is an agent turn, even when only one action is legal.
+
+Actions: ``Discrete(56)``
+    ======  ==========================================================
+    id      meaning
+    ======  ==========================================================
+    0..51   play card ``suit*13 + rank`` (suits C D H S, ranks 2..A)
+    52      STAND (beggar keeps the kick's suit as trump)
+    53      BEG (beggar asks the dealer)
+    54      GIVE_ONE (dealer gives the beggar's team a point)
+    55      RUN (dealer runs the pack: 3 more cards each, new kick)
+    ======  ==========================================================
+
+    An illegal action raises ``ValueError`` naming the agent, the action and the legal
+    actions, and changes nothing.
+
+Observation: ``{"observation": float32[709], "action_mask": int8[56]}``
+    Seats are relative to the observer (0 self, 1 next, 2 partner, 3 previous); teams are
+    "own" then "other". The mask is all zero when the agent is not the one to act.
+
+    =========  ====  ===========  ========================================================
+    index      size  name         meaning
+    =========  ====  ===========  ========================================================
+    0..51      52    hand         cards in own hand
+    52..103    52    kick         the live kick (turned-up card), if any
+    104..155   52    kicks_aside  kicks of this deal set aside by runs
+    156..363   208   table        current trick: card by relative seat r at [r*52 + card]
+    364..571   208   played       cards played this deal by relative seat r at [r*52 + card]
+    572..675   104   won          cards captured this deal: own team, then other team
+    676..679   4     trump        trump suit once fixed (C, D, H, S)
+    680..683   4     phase        stand_or_beg, give_or_run, play, over
+    684..687   4     dealer       dealer as relative seat
+    688..691   4     beggar       beggar as relative seat
+    692..695   4     leader       leader of the current trick (play phase only)
+    696..699   4     partner      partner as relative seat (always 2)
+    700..703   4     decisions    this deal: stood, begged, gave one, ran the pack
+    704..705   2     scores       own, other team score / target_score (capped at 1)
+    706        1     target       1 / target_score
+    707..708   2     game_points  game points won this deal, own, other / 80
+    =========  ====  ===========  ========================================================
+
+    :func:`allfours_env.decode` turns an observation back into a readable ``View``.
+    ``state()`` (``state_space``: float32[973]) is the full state for centralized critics:
+    all four hands by absolute seat, the undealt stock, the seat to act, seat 0's observation.
+
+Rewards
+    ``reward="match"`` (default): when the match ends each agent of the winning team gets +1,
+    each of the other team -1; 0 on every other step. ``reward="points"``: every award of
+    points (kick, give one, high, low, jack, hang jack, game) gives its points to both agents
+    of the scoring team and minus its points to the other two, at the step where it happens,
+    whoever's turn it was; PettingZoo accumulates it until each agent's next turn.
+
+Arguments
+    ``render_mode``: None, "ansi" (``render()`` returns text) or "human" (prints it).
+    ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
+    (the episode ends after one deal is scored, or earlier if the match ends; with
+    ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
+    Rule variants: the keys of RULES.md table A0 as keyword arguments, e.g.
+    ``env(target_score=7, undertrump="forbidden_unless_all_trumps")``.
+
+Reset options
+    ``reset(seed, options={"decks": [deck, ...], "dealer": s, "scores": [team0, team1]})``:
+    each deal takes the next given deck (a permutation of 0..51, dealt from index 0), then
+    decks come from the seeded generator; ``dealer`` fixes the first dealer, ``scores`` the
+    starting score. ``env.unwrapped.scores`` is ``(team0, team1)`` after every step and
+    ``env.unwrapped.game`` the engine (its ``events`` list is the log of the match).
+
+Version history
+    v0: first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .cards import N_SEATS
+from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
+from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask
+from .render import render_text
+from .rules import Rules
+
+REWARD_MODES = ("match", "points")
+EPISODE_MODES = ("match", "deal")
+RESET_OPTIONS = ("decks", "dealer", "scores")
+AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
+SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment in PettingZoo's order-enforcing wrapper. Arguments: see :class:`raw_env`.
+
+    Illegal or out-of-range actions are rejected by the env itself with a ValueError that lists
+    the legal actions, so no TerminateIllegal or AssertOutOfBounds wrapper is added.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):
+    """All Fours as a PettingZoo AECEnv; the module docstring is its documentation."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "allfours_v0", "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, reward: str = "match", episode: str = "match", **rules: Any):
+        super().__init__()
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if episode not in EPISODE_MODES:
+            raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
+        self.rules = Rules.from_kwargs(**rules)
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.episode_mode = episode
+        self.possible_agents = list(AGENTS)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
+        self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), np.float32)
+        self.np_random: np.random.Generator | None = None
+        self.game: Game | None = None
+        self.agents = []
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def scores(self) -> tuple[int, int]:
+        return tuple(self.game.scores) if self.game else (0, 0)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; allowed: {list(RESET_OPTIONS)}")
+        if seed is not None or self.np_random is None:
+            rng, _ = seeding.np_random(seed)
+        else:
+            rng = self.np_random
+        # The engine validates the options before using the generator: bad input changes nothing.
+        game = Game(
+            self.rules,
+            rng,
+            decks=options.get("decks"),
+            dealer=options.get("dealer"),
+            scores=options.get("scores"),
+            single_deal=self.episode_mode == "deal",
+        )
+        self.np_random, self.game = rng, game
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {a: {} for a in AGENTS}
+        self._seen_events = 0
+        self._rewards_given = False
+        self._after_engine_step(AGENTS[0])
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self.game.step(action)  # raises ValueError on an illegal action, changing nothing
+        self._cumulative_rewards[agent] = 0
+        self._after_engine_step(agent)
+        if self.render_mode == "human":
+            self.render()
+
+    def _after_engine_step(self, agent: str) -> None:
+        """Turn what the engine did into rewards, terminations and the next agent."""
+        game = self.game
+        rewards = self.rewards
+        if self._rewards_given:  # rewards are per step: clear the last step's
+            for a in AGENTS:
+                rewards[a] = 0
+            self._rewards_given = False
+        events = game.events
+        if self.reward_mode == "points":
+            for ev in events[self._seen_events :]:
+                if ev.points and ev.kind in AWARD_KINDS:
+                    self._give(ev.team, ev.points)
+        self._seen_events = len(events)
+        if game.phase >= DEAL_OVER:
+            if self.reward_mode == "match" and game.phase == MATCH_OVER:
+                self._give(game.winner, 1)
+            for a in AGENTS:
+                self.terminations[a] = True
+            self.agent_selection = agent
+        else:
+            self.agent_selection = AGENTS[game.current]
+        if self._rewards_given:
+            self._accumulate_rewards()
+
+    def _give(self, team: int, points: int) -> None:
+        """Zero-sum: +points to both agents of ``team``, -points to the other two."""
+        for seat, a in enumerate(AGENTS):
+            self.rewards[a] += points if seat % 2 == team else -points
+        self._rewards_given = True
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        observation, mask = encode_with_mask(self.game, SEAT_OF[agent])
+        return {"observation": observation, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        return encode_state(self.game)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            return None
+        game = self.game
+        seat = game.current if game.current >= 0 else 0
+        status = ""
+        if game.phase == MATCH_OVER:
+            status = f"Match over: team {game.winner} wins {game.scores[0]}-{game.scores[1]}"
+        elif game.phase == DEAL_OVER:
+            status = f"Deal over: score {game.scores[0]}-{game.scores[1]}"
+        else:
+            status = f"player_{seat} to act"
+        text = render_text(decode(encode(game, seat)), seat, status)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+

@@ -1,0 +1,296 @@
+"""What one seat may know, as a flat float32 vector, and back again.
+
+The layout is one table, :data:`LAYOUT`, used by the encoder, the decoder and the docs. Seats in
+the observation are relative to the observer: 0 = self, 1 = the next seat (right-hand
+opponent, plays after self), 2 = partner, 3 = the previous seat (left-hand opponent).
+
+All pieces but the last five are 0/1 flags. They are built as one big int of bits and unpacked
+in a single numpy call, so encoding costs a few microseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE, cards_of
+from .engine import DEAL_OVER, GIVE_OR_RUN, MATCH_OVER, N_ACTIONS, PLAY, STAND_OR_BEG, Game
+
+# (name, size, meaning). Offsets follow in order; see LAYOUT.
+_PIECES = (
+    ("hand", 52, "cards in own hand"),
+    ("kick", 52, "the live kick (turned-up card), if any"),
+    ("kicks_aside", 52, "kicks of this deal set aside by runs"),
+    ("table", 4 * 52, "current trick: card played by relative seat r at [r*52 + card]"),
+    ("played", 4 * 52, "every card played this deal by relative seat r at [r*52 + card]"),
+    ("won", 2 * 52, "cards captured this deal: own team [0..51], other team [52..103]"),
+    ("trump", 4, "trump suit once fixed (C, D, H, S); all 0 before"),
+    ("phase", 4, "stand_or_beg, give_or_run, play, over"),
+    ("dealer", 4, "dealer as relative seat"),
+    ("beggar", 4, "beggar (seat after the dealer) as relative seat"),
+    ("leader", 4, "leader of the current trick as relative seat (play phase only)"),
+    ("partner", 4, "partner as relative seat (always 2)"),
+    ("decisions", 4, "this deal: stood, begged, gave one, ran the pack"),
+    ("scores", 2, "own team, other team score / target_score, capped at 1"),
+    ("target", 1, "1 / target_score"),
+    ("game_points", 2, f"game points won this deal, own team, other team / {TOTAL_GAME_VALUE}"),
+)
+
+
+@dataclass(frozen=True)
+class Piece:
+    name: str
+    offset: int
+    size: int
+    meaning: str
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.offset, self.offset + self.size)
+
+
+def _layout() -> dict[str, Piece]:
+    out, offset = {}, 0
+    for name, size, meaning in _PIECES:
+        out[name] = Piece(name, offset, size, meaning)
+        offset += size
+    return out
+
+
+LAYOUT = _layout()
+OBS_SIZE = sum(p.size for p in LAYOUT.values())
+N_FLAGS = LAYOUT["scores"].offset  # everything before the scalars is a 0/1 flag
+_FLAG_BYTES = (N_FLAGS + 7) // 8
+_MASK_BYTES = (N_ACTIONS + 7) // 8
+_OBS_AND_MASK_BYTES = (N_FLAGS + N_ACTIONS + 7) // 8
+_PHASE_SLOT = {STAND_OR_BEG: 0, GIVE_OR_RUN: 1, PLAY: 2, DEAL_OVER: 3, MATCH_OVER: 3}
+
+# Full state for centralized critics: every hand by absolute seat, the undealt stock, the
+# seat to act, then seat 0's observation (public information with seat 0 as reference).
+STATE_LAYOUT = (("hands", 4 * 52), ("stock", 52), ("to_act", 4), ("seat0_observation", OBS_SIZE))
+STATE_SIZE = sum(size for _, size in STATE_LAYOUT)
+
+
+def _unpack(bits: int, n_bits: int, n_bytes: int) -> np.ndarray:
+    raw = np.frombuffer(bits.to_bytes(n_bytes, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little", count=n_bits)
+
+
+_KICK = LAYOUT["kick"].offset
+_KICKS_ASIDE = LAYOUT["kicks_aside"].offset
+_TABLE = LAYOUT["table"].offset
+_PLAYED = LAYOUT["played"].offset
+_WON = LAYOUT["won"].offset
+_TRUMP = LAYOUT["trump"].offset
+_PHASE = LAYOUT["phase"].offset
+_DEALER = LAYOUT["dealer"].offset
+_BEGGAR = LAYOUT["beggar"].offset
+_LEADER = LAYOUT["leader"].offset
+_PARTNER_BIT = 1 << (LAYOUT["partner"].offset + 2)
+_DECISIONS = LAYOUT["decisions"].offset
+
+
+def _flag_bits(game: Game, seat: int) -> int:
+    """All 0/1 pieces of seat's observation as one int, bit i = observation index i."""
+    bits = game.hands[seat] | game.kicks_aside << _KICKS_ASIDE | _PARTNER_BIT
+    if game.kick >= 0:
+        bits |= 1 << (_KICK + game.kick)
+    leader = game.leader
+    rel = (leader - seat) % N_SEATS
+    for card in game.trick:
+        bits |= 1 << (_TABLE + rel * N_CARDS + card)
+        rel = (rel + 1) % N_SEATS
+    p = game.played
+    bits |= (
+        p[seat] << _PLAYED
+        | p[(seat + 1) % N_SEATS] << (_PLAYED + N_CARDS)
+        | p[(seat + 2) % N_SEATS] << (_PLAYED + 2 * N_CARDS)
+        | p[(seat + 3) % N_SEATS] << (_PLAYED + 3 * N_CARDS)
+    )
+    team = seat % 2
+    bits |= game.won[team] << _WON | game.won[1 - team] << (_WON + N_CARDS)
+    if game.trump >= 0:
+        bits |= 1 << (_TRUMP + game.trump)
+    phase = game.phase
+    bits |= 1 << (_PHASE + _PHASE_SLOT[phase])
+    dealer_rel = (game.dealer - seat) % N_SEATS
+    bits |= 1 << (_DEALER + dealer_rel) | 1 << (_BEGGAR + (dealer_rel + 1) % N_SEATS)
+    if phase == PLAY:
+        bits |= 1 << (_LEADER + (leader - seat) % N_SEATS)
+    bits |= (
+        game.stood << _DECISIONS
+        | game.begged << (_DECISIONS + 1)
+        | game.gave_one << (_DECISIONS + 2)
+        | game.ran << (_DECISIONS + 3)
+    )
+    return bits
+
+
+def encode(game: Game, seat: int) -> np.ndarray:
+    """The observation vector of ``seat`` (a new float32 array of OBS_SIZE)."""
+    out = np.empty(OBS_SIZE, dtype=np.float32)
+    out[:N_FLAGS] = _unpack(_flag_bits(game, seat), N_FLAGS, _FLAG_BYTES)
+    _set_scalars(out, game, seat)
+    return out
+
+
+def encode_with_mask(game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(encode(game, seat), action_mask(game, seat))`` with one unpacking of bits for both."""
+    bits = _flag_bits(game, seat)
+    if seat == game.current:
+        bits |= game.legal_bits() << N_FLAGS
+    flags = _unpack(bits, N_FLAGS + N_ACTIONS, _OBS_AND_MASK_BYTES)
+    out = np.empty(OBS_SIZE, dtype=np.float32)
+    out[:N_FLAGS] = flags[:N_FLAGS]
+    _set_scalars(out, game, seat)
+    return out, flags[N_FLAGS:].view(np.int8)
+
+
+def _set_scalars(out: np.ndarray, game: Game, seat: int) -> None:
+    target = game.rules.target_score
+    team = seat % 2
+    scores, totals = game.scores, game.game_totals
+    out[N_FLAGS:] = (
+        min(scores[team] / target, 1.0),
+        min(scores[1 - team] / target, 1.0),
+        1.0 / target,
+        totals[team] / TOTAL_GAME_VALUE,
+        totals[1 - team] / TOTAL_GAME_VALUE,
+    )
+
+
+def action_mask(game: Game, seat: int) -> np.ndarray:
+    """int8 mask over the 56 actions; all zero unless ``seat`` is to act."""
+    if seat != game.current:
+        return np.zeros(N_ACTIONS, dtype=np.int8)
+    return _unpack(game.legal_bits(), N_ACTIONS, _MASK_BYTES).view(np.int8)
+
+
+def encode_state(game: Game) -> np.ndarray:
+    """The full state (see STATE_LAYOUT) as a new float32 array of STATE_SIZE."""
+    hands = 0
+    for seat in range(N_SEATS):
+        hands |= game.hands[seat] << (seat * N_CARDS)
+    stock = 0
+    for card in game.deck[game.next_card :]:
+        stock |= 1 << card
+    bits = hands | stock << (4 * N_CARDS)
+    if game.current >= 0:
+        bits |= 1 << (5 * N_CARDS + game.current)
+    n_bits = 5 * N_CARDS + N_SEATS
+    return np.concatenate([_unpack(bits, n_bits, (n_bits + 7) // 8).astype(np.float32), encode(game, 0)])
+
+
+# ---------------------------------------------------------------- decoding
+
+
+@dataclass(frozen=True)
+class View:
+    """A readable observation. Seats are relative to the observer (0 self, 1 next, 2 partner,
+    3 previous); cards are indices (see :mod:`allfours_env.cards`); teams are "own"/"other"
+    as index 0/1. Bit-set fields (``*_bits``) hold the same cards as ints for fast bots."""
+
+    hand_bits: int
+    kick: int | None
+    kicks_aside_bits: int
+    table: dict[int, int]
+    played_bits: tuple[int, int, int, int]
+    won_bits: tuple[int, int]
+    trump: int | None
+    phase: str
+    dealer: int
+    beggar: int
+    leader: int | None
+    partner: int
+    stood: bool
+    begged: bool
+    gave_one: bool
+    ran: bool
+    scores: tuple[int, int]
+    target: int
+    game_points: tuple[int, int]
+
+    @property
+    def hand(self) -> list[int]:
+        return cards_of(self.hand_bits)
+
+    @property
+    def kicks_aside(self) -> list[int]:
+        return cards_of(self.kicks_aside_bits)
+
+    @property
+    def played(self) -> tuple[list[int], ...]:
+        return tuple(cards_of(b) for b in self.played_bits)
+
+    @property
+    def won(self) -> tuple[list[int], list[int]]:
+        return cards_of(self.won_bits[0]), cards_of(self.won_bits[1])
+
+    @property
+    def trick_order(self) -> list[tuple[int, int]]:
+        """The current trick as (relative seat, card) in play order."""
+        if self.leader is None:
+            return []
+        seats = [(self.leader + i) % N_SEATS for i in range(len(self.table))]
+        return [(s, self.table[s]) for s in seats]
+
+
+def _chunk(bits: int, piece: str, index: int = 0) -> int:
+    return bits >> (LAYOUT[piece].offset + index * N_CARDS) & ((1 << N_CARDS) - 1)
+
+
+def _one_hot(bits: int, piece: str) -> int | None:
+    p = LAYOUT[piece]
+    v = bits >> p.offset & ((1 << p.size) - 1)
+    return v.bit_length() - 1 if v else None
+
+
+def decode(observation: np.ndarray | dict) -> View:
+    """Turn an observation (the vector, or the dict ``observe`` returns) into a :class:`View`."""
+    obs = observation["observation"] if isinstance(observation, dict) else observation
+    obs = np.asarray(obs)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {obs.shape}")
+    bits = int.from_bytes(np.packbits(obs[:N_FLAGS] > 0.5, bitorder="little").tobytes(), "little")
+    kick = _chunk(bits, "kick")
+    table = {}
+    for rel in range(N_SEATS):
+        c = _chunk(bits, "table", rel)
+        if c:
+            table[rel] = c.bit_length() - 1
+    decisions = bits >> LAYOUT["decisions"].offset
+    phase_slot = _one_hot(bits, "phase")
+    target = round(1.0 / float(obs[N_FLAGS + 2]))
+    return View(
+        hand_bits=_chunk(bits, "hand"),
+        kick=kick.bit_length() - 1 if kick else None,
+        kicks_aside_bits=_chunk(bits, "kicks_aside"),
+        table=table,
+        played_bits=tuple(_chunk(bits, "played", r) for r in range(N_SEATS)),
+        won_bits=(_chunk(bits, "won", 0), _chunk(bits, "won", 1)),
+        trump=_one_hot(bits, "trump"),
+        phase=("stand_or_beg", "give_or_run", "play", "over")[phase_slot],
+        dealer=_one_hot(bits, "dealer"),
+        beggar=_one_hot(bits, "beggar"),
+        leader=_one_hot(bits, "leader"),
+        partner=_one_hot(bits, "partner"),
+        stood=bool(decisions & 1),
+        begged=bool(decisions >> 1 & 1),
+        gave_one=bool(decisions >> 2 & 1),
+        ran=bool(decisions >> 3 & 1),
+        scores=(round(float(obs[N_FLAGS]) * target), round(float(obs[N_FLAGS + 1]) * target)),
+        target=target,
+        game_points=(round(float(obs[N_FLAGS + 3]) * TOTAL_GAME_VALUE), round(float(obs[N_FLAGS + 4]) * TOTAL_GAME_VALUE)),
+    )
+
+
+def layout_table() -> str:
+    """The observation layout as a Markdown table (for the docs)."""
+    rows = ["| index | size | name | meaning |", "|---|---|---|---|"]
+    for p in LAYOUT.values():
+        rows.append(f"| {p.offset}..{p.offset + p.size - 1} | {p.size} | `{p.name}` | {p.meaning} |")
+    return "\n".join(rows)
+
+
+__all__ = ["LAYOUT", "OBS_SIZE", "STATE_SIZE", "View", "action_mask", "decode", "encode", "encode_state", "layout_table"]

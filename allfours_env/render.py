@@ -1,0 +1,43 @@
+"""Drawing the table as text, from a decoded observation (:class:`~allfours_env.observation.View`).
+
+The drawer sees what the seat it draws for may see, and nothing else: it is fed a View and the
+absolute seat of that View's observer.
+"""
+
+from __future__ import annotations
+
+from .cards import N_SEATS, SUIT_NAMES, SUIT_SYMBOLS, card_text
+from .observation import View
+
+
+def _cards(cards: list[int]) -> str:
+    return " ".join(card_text(c) for c in cards) or "-"
+
+
+def render_text(view: View, seat: int, status: str = "") -> str:
+    """The table as seen by absolute ``seat``: scores, dealer, kicks, trump, trick, own hand."""
+
+    def abs_seat(rel: int) -> int:
+        return (seat + rel) % N_SEATS
+
+    own, other = seat % 2, 1 - seat % 2
+    lines = [
+        f"Score  team {own} (player_{own}, player_{own + 2}): {view.scores[0]}   "
+        f"team {other} (player_{other}, player_{other + 2}): {view.scores[1]}   target {view.target}",
+        f"Dealer player_{abs_seat(view.dealer)}   beggar player_{abs_seat(view.beggar)}   phase {view.phase}",
+    ]
+    kick = card_text(view.kick) if view.kick is not None else "-"
+    trump = f"{SUIT_SYMBOLS[view.trump]} {SUIT_NAMES[view.trump]}" if view.trump is not None else "not fixed"
+    lines.append(f"Kick {kick}   set aside {_cards(view.kicks_aside)}   trump {trump}")
+    decided = [name for name, done in (("stood", view.stood), ("begged", view.begged),
+                                        ("gave one", view.gave_one), ("ran the pack", view.ran)) if done]
+    if decided:
+        lines.append("This deal: " + ", ".join(decided))
+    if view.phase == "play":
+        trick = ", ".join(f"player_{abs_seat(r)} {card_text(c)}" for r, c in view.trick_order) or "-"
+        lines.append(f"Trick  {trick}   (led by player_{abs_seat(view.leader)})")
+        lines.append(f"Game points  team {own}: {view.game_points[0]}   team {other}: {view.game_points[1]}")
+    lines.append(f"Hand of player_{seat}: {_cards(view.hand)}")
+    if status:
+        lines.append(status)
+    return "\n".join(lines)

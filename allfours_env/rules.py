@@ -1,0 +1,87 @@
+"""The rule variants of RULES.md table A0 as one validated, frozen dataclass.
+
+Every field is named exactly as its A0 key, so ``Rules(**kwargs)`` is how the env reads its
+keyword arguments. Part B of RULES.md gives the sources behind each default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from .cards import N_SEATS
+
+# Kick points by rank index (2..A); A0 `kick_points`.
+KICK_POINTS = {
+    "trinidad": (0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 1),  # six 2, jack 3, ace 1
+    "tobago": (2, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 1),  # two 2, jack 3, ace 1
+}
+
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "kick_points": tuple(KICK_POINTS),
+    "game_tie": ("none", "non_dealer", "dealer"),
+    "undertrump": ("allowed", "forbidden_unless_all_trumps", "forbidden_when_can_follow"),
+    "give_one_to_reach_target": ("forbidden", "allowed"),
+    "exhausted_pack": ("kick_remaining", "redeal"),
+    "deal_batch": (1, 3),
+}
+_FIRST_DEALER_NAMES = ("cut", "first_jack", "random")
+_POSITIVE_INTS = ("target_score", "hang_jack_points", "game_points")
+_BOOLS = ("give_one_requires_trump", "stand_requires_trump", "single_trump_counts_high_and_low")
+
+
+@dataclass(frozen=True)
+class Rules:
+    target_score: int = 14
+    kick_points: str = "trinidad"
+    hang_jack_points: int = 3
+    game_points: int = 1
+    game_tie: str = "none"
+    undertrump: str = "allowed"
+    give_one_to_reach_target: str = "forbidden"
+    give_one_requires_trump: bool = False
+    stand_requires_trump: bool = False
+    exhausted_pack: str = "kick_remaining"
+    single_trump_counts_high_and_low: bool = True
+    first_dealer: str | int = "cut"
+    deal_batch: int = 1
+
+    def __post_init__(self) -> None:
+        for key in _POSITIVE_INTS:
+            value = getattr(self, key)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"rule {key!r} must be a positive integer, got {value!r}")
+        for key in _BOOLS:
+            value = getattr(self, key)
+            if not isinstance(value, bool):
+                raise ValueError(f"rule {key!r} must be True or False, got {value!r}")
+        for key, allowed in _CHOICES.items():
+            value = getattr(self, key)
+            if value not in allowed or isinstance(value, bool):
+                raise ValueError(f"rule {key!r} must be one of {allowed}, got {value!r}")
+        fd = self.first_dealer
+        if not (fd in _FIRST_DEALER_NAMES or (_is_int(fd) and 0 <= fd < N_SEATS)):
+            raise ValueError(
+                f"rule 'first_dealer' must be one of {_FIRST_DEALER_NAMES} or a seat 0..3, got {fd!r}"
+            )
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> Rules:
+        """Like ``Rules(**kwargs)`` but an unknown key is a ValueError listing the known ones."""
+        unknown = sorted(set(kwargs) - set(RULE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown rule {', '.join(map(repr, unknown))}; known rules: {', '.join(RULE_KEYS)}")
+        return cls(**kwargs)
+
+    def changed(self) -> dict[str, Any]:
+        """The rules that differ from the defaults."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v != getattr(DEFAULT_RULES, k)}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+RULE_KEYS = tuple(f.name for f in dataclasses.fields(Rules))
+DEFAULT_RULES = Rules()

@@ -1,0 +1,1 @@
+"""Duplicate evaluation of bots (python -m eval)."""

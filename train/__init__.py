@@ -1,0 +1,1 @@
+"""Self-play training (python -m train)."""
