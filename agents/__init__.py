@@ -1,1 +1,5 @@
-"""Bots that act from their own observation only (see agents.base)."""
+"""Bots that act from their own observation only: ``agents.make("random")`` (see agents.base)."""
+
+from .base import Bot, known_bots, make
+
+__all__ = ["Bot", "known_bots", "make"]

@@ -1,0 +1,53 @@
+"""The bot protocol and ``make(spec)``.
+
+A bot is built once, may be told that a match starts (``reset(seed)``), and answers
+``act(observation) -> action id`` where ``observation`` is exactly what ``env.observe(agent)``
+returns: ``{"observation": float32[709], "action_mask": int8[56]}``. Bots see nothing else; they
+read the observation through :func:`allfours_env.decode`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+Observation = dict[str, np.ndarray]
+
+
+@runtime_checkable
+class Bot(Protocol):
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """A match starts; ``seed`` makes any randomness of the bot reproducible."""
+
+    def act(self, observation: Observation) -> int:
+        """The action id (0..55) to take; it must be legal under ``observation["action_mask"]``."""
+
+
+_REGISTRY: dict[str, Callable[[], Bot]] = {}
+
+
+def register(name: str, factory: Callable[[], Bot]) -> None:
+    _REGISTRY[name] = factory
+
+
+def known_bots() -> list[str]:
+    from . import builtin  # noqa: F401  (registers the built-in bots)
+
+    return sorted(_REGISTRY)
+
+
+def make(spec: str) -> Bot:
+    """A bot from a short name (``known_bots()``) or a path to a trained checkpoint (``.zip``)."""
+    names = known_bots()
+    if spec in _REGISTRY:
+        return _REGISTRY[spec]()
+    if spec.endswith(".zip") or Path(spec).suffix or "/" in spec:
+        if not Path(spec).is_file():
+            raise FileNotFoundError(f"no checkpoint file at {spec!r}; give a trained policy .zip or one of {names}")
+        raise ValueError(f"cannot load {spec!r}: loading trained checkpoints is not available yet; known bots: {names}")
+    raise ValueError(f"unknown bot {spec!r}; known bots: {', '.join(names)}, or a path to a checkpoint .zip")
