@@ -152,8 +152,8 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; allowed: {list(RESET_OPTIONS)}")
+        if unknown:  # a warning, not an error: generic tools (PettingZoo's api_test) pass their own keys
+            logger.warn(f"reset ignores unknown option(s) {unknown}; allfours options: {list(RESET_OPTIONS)}")
         if seed is not None or self.np_random is None:
             rng, _ = seeding.np_random(seed)
         else:

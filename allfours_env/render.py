@@ -7,6 +7,10 @@ absolute seat of that View's observer.
 from __future__ import annotations
 
 from .cards import N_SEATS, SUIT_NAMES, SUIT_SYMBOLS, card_text
+from .engine import (
+    BEGGED, DEAL, DEAL_END, GAME, GAVE_ONE, HANG_JACK, HIGH, JACK, KICK, LOW, MATCH_END, PLAYED, RAN, REDEAL,
+    STOOD, TRICK, TRUMP, Event,
+)
 from .observation import View
 
 
@@ -41,3 +45,39 @@ def render_text(view: View, seat: int, status: str = "") -> str:
     if status:
         lines.append(status)
     return "\n".join(lines)
+
+
+_AWARD_TEXT = {
+    KICK: "kick", GAVE_ONE: "give one", HIGH: "high", LOW: "low", JACK: "jack", HANG_JACK: "hang jack", GAME: "game",
+}
+
+
+def describe_event(event: Event) -> str:
+    """One line of the match log for an engine event."""
+    kind, seat, team, points, card = event
+    who = f"player_{seat}"
+    if kind == DEAL:
+        return f"deal {points}: {who} deals"
+    if kind == KICK:
+        return f"kick {card_text(card)}" + (f": team {team} +{points}" if points else "")
+    if kind in (STOOD, BEGGED, RAN):
+        return f"{who} {'stands' if kind == STOOD else 'begs' if kind == BEGGED else 'runs the pack'}"
+    if kind == GAVE_ONE:
+        return f"{who} gives one: team {team} +{points}"
+    if kind == REDEAL:
+        return f"pack exhausted: {who} deals again"
+    if kind == TRUMP:
+        return f"trump {SUIT_NAMES[card]}"
+    if kind == PLAYED:
+        return f"{who} plays {card_text(card)}"
+    if kind == TRICK:
+        return f"{who} wins the trick with {card_text(card)}"
+    if kind in _AWARD_TEXT:
+        verb = "captured" if kind == HANG_JACK else "held"
+        detail = f" ({card_text(card)} {verb} by {who})" if card >= 0 else ""
+        return f"{_AWARD_TEXT[kind]}{detail}: team {team} +{points}"
+    if kind == DEAL_END:
+        return f"deal {points} scored"
+    if kind == MATCH_END:
+        return f"match over: team {team} wins"
+    raise ValueError(f"unknown event kind {kind!r}")

@@ -1,0 +1,116 @@
+"""Decisions per second with uniformly random legal moves: All Fours against peer card-game envs.
+
+    python benchmarks/speed.py [--seconds 5]
+
+Every AEC env is driven by the same loop: ``env.last()`` (observation and action mask read at
+every decision), a uniform pick among the legal actions, ``env.step``. The raw engine loop asks
+the engine for its legal actions and steps it. OpenSpiel's ``euchre`` (if ``open_spiel`` is
+installed) reads ``information_state_tensor`` and ``legal_actions`` at every decision. One
+process, one thread; the machine's other core is left idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import allfours_env
+from allfours_env.engine import MATCH_OVER, Game
+from allfours_env.rules import Rules
+
+Result = tuple[int, int, float]  # decisions, episodes, seconds
+
+
+def bench_aec(make_env: Callable, seconds: float, seed: int = 0) -> Result:
+    env = make_env()
+    env.reset(seed=seed)
+    pick = random.Random(seed)
+    decisions = episodes = 0
+    start = time.perf_counter()
+    while True:
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            if not env.agents:
+                episodes += 1
+                if time.perf_counter() - start > seconds:
+                    break
+                env.reset()
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[pick.randrange(len(legal))]))
+        decisions += 1
+    return decisions, episodes, time.perf_counter() - start
+
+
+def bench_engine(seconds: float, seed: int = 0) -> Result:
+    rng = np.random.default_rng(seed)
+    pick = random.Random(seed)
+    rules = Rules()
+    decisions = episodes = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        game = Game(rules, rng)
+        while game.phase != MATCH_OVER:
+            legal = game.legal_actions()
+            game.step(legal[pick.randrange(len(legal))])
+            decisions += 1
+        episodes += 1
+    return decisions, episodes, time.perf_counter() - start
+
+
+def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
+    import pyspiel
+
+    game = pyspiel.load_game("euchre")
+    pick = random.Random(seed)
+    decisions = episodes = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[pick.randrange(len(outcomes))][0])
+                continue
+            state.information_state_tensor()
+            legal = state.legal_actions()
+            state.apply_action(legal[pick.randrange(len(legal))])
+            decisions += 1
+        episodes += 1
+    return decisions, episodes, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement (default 5)")
+    args = parser.parse_args()
+    from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
+
+    runs: dict[str, Callable[[], Result]] = {
+        "allfours env() (AEC, obs + mask)": lambda: bench_aec(allfours_env.env, args.seconds),
+        "allfours raw engine": lambda: bench_engine(args.seconds),
+        "pettingzoo leduc_holdem_v4": lambda: bench_aec(leduc_holdem_v4.env, args.seconds),
+        "pettingzoo texas_holdem_v4": lambda: bench_aec(texas_holdem_v4.env, args.seconds),
+    }
+    try:
+        import pyspiel  # noqa: F401
+
+        runs["openspiel euchre (info-state tensor)"] = lambda: bench_openspiel_euchre(args.seconds)
+    except ImportError:
+        print("open_spiel is not installed: euchre skipped (pip install open_spiel)")
+    results = {name: run() for name, run in runs.items()}
+    rate = {name: d / s for name, (d, _, s) in results.items()}
+    ours = rate["allfours env() (AEC, obs + mask)"]
+    print(f"| env | decisions/s | episodes/s | allfours env() / this |")
+    print("|---|---:|---:|---:|")
+    for name, (d, e, s) in results.items():
+        print(f"| {name} | {d / s:,.0f} | {e / s:,.1f} | {ours / rate[name]:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
