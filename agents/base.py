@@ -42,12 +42,16 @@ def known_bots() -> list[str]:
 
 
 def make(spec: str) -> Bot:
-    """A bot from a short name (``known_bots()``) or a path to a trained checkpoint (``.zip``)."""
+    """A bot from a short name (``known_bots()``) or a path to a trained policy (``.zip`` or ``.npz``).
+
+    Unknown names raise ValueError listing the known ones; a missing policy file raises
+    FileNotFoundError and a damaged one ``agents.policy.CheckpointError`` (a ValueError).
+    """
     names = known_bots()
     if spec in _REGISTRY:
         return _REGISTRY[spec]()
-    if spec.endswith(".zip") or Path(spec).suffix or "/" in spec:
-        if not Path(spec).is_file():
-            raise FileNotFoundError(f"no checkpoint file at {spec!r}; give a trained policy .zip or one of {names}")
-        raise ValueError(f"cannot load {spec!r}: loading trained checkpoints is not available yet; known bots: {names}")
-    raise ValueError(f"unknown bot {spec!r}; known bots: {', '.join(names)}, or a path to a checkpoint .zip")
+    if Path(spec).suffix in (".zip", ".npz"):
+        from .policy import PolicyBot
+
+        return PolicyBot.from_file(spec)
+    raise ValueError(f"unknown bot {spec!r}; known bots: {', '.join(names)}, or a path to a policy .zip or .npz")

@@ -1,0 +1,146 @@
+"""Training: the team view's rewards and masks, the config, and a quick run that trains, saves,
+resumes exactly and reloads as a bot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents  # noqa: E402
+import allfours_env  # noqa: E402
+from allfours_env.engine import AWARD_KINDS  # noqa: E402
+from train.__main__ import main as train_main  # noqa: E402
+from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
+from train.team_env import TeamEnv  # noqa: E402
+
+
+def random_opponents(rng: np.random.Generator):
+    bot = agents.make("random")
+    bot.reset(int(rng.integers(1000)))
+    return bot
+
+
+def play_team_episode(env: TeamEnv, seed: int) -> tuple[float, int, bool]:
+    """Play one match with random learner moves; return (total reward, steps, opponent moved last)."""
+    obs, _ = env.reset(seed=seed)
+    picker = np.random.default_rng(seed)
+    total, steps = 0.0, 0
+    while True:
+        mask = env.action_masks()
+        game = env.aec.game
+        assert game.current % 2 == env.team, "the learner is asked to act for the other team"
+        assert mask.nonzero()[0].tolist() == game.legal_actions()
+        np.testing.assert_array_equal(obs, allfours_env.observation.encode(game, game.current))
+        legal = np.flatnonzero(mask)
+        events_before = len(game.events)
+        obs, reward, terminated, truncated, _ = env.step(int(legal[picker.integers(len(legal))]))
+        total += reward
+        steps += 1
+        if terminated:
+            plays_after = [e for e in game.events[events_before:] if e.kind == "play"]
+            return total, steps, len(plays_after) > 1
+
+
+@pytest.mark.parametrize("target", [14, 7])
+def test_points_reward_counts_every_award_once_for_the_right_team(target):
+    env = TeamEnv(random_opponents, {"target_score": target}, reward="points")
+    opponent_last = 0
+    for seed in range(150):
+        total, _, opp_last = play_team_episode(env, seed)
+        opponent_last += opp_last
+        own = other = 0
+        for ev in env.aec.game.events:
+            if ev.kind in AWARD_KINDS:
+                own += ev.points if ev.team == env.team else 0
+                other += ev.points if ev.team != env.team else 0
+        assert (own, other) == (env.aec.scores[env.team], env.aec.scores[1 - env.team])
+        assert total * target == pytest.approx(own - other)
+    assert opponent_last > 10  # the case where the final award follows an opponent's move is covered
+
+
+def test_match_reward_reaches_the_learner_whoever_moves_last():
+    env = TeamEnv(random_opponents, reward="match")
+    teams = set()
+    for seed in range(80):
+        total, _, _ = play_team_episode(env, seed)
+        teams.add(env.team)
+        assert total == (1.0 if env.aec.game.winner == env.team else -1.0)
+    assert teams == {0, 1}
+
+
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['learning_rat'\]"):
+        config_from_dict({"learning_rat": 0.1})
+    with pytest.raises(ConfigError, match="n_steps must be of type int"):
+        config_from_dict({"n_steps": "many"})
+    with pytest.raises(ConfigError, match="net_arch item must be of type int"):
+        config_from_dict({"net_arch": [64, "x"]})
+    with pytest.raises(ConfigError, match="rules: unknown rule 'target'"):
+        config_from_dict({"rules": {"target": 7}})
+    with pytest.raises(ConfigError, match="opponents"):
+        config_from_dict({"opponents": {"random": -1.0}})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("n_envs: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="no config file"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(["--config", str(bad)])
+    assert exit_info.value.code == 2
+
+
+def test_shipped_configs_load():
+    assert load_config(CONFIG_DIR / "default.yaml").run_name == "default"
+    assert load_config(CONFIG_DIR / "quick.yaml").total_steps <= 20_000
+
+
+def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys):
+    quick = str(CONFIG_DIR / "quick.yaml")
+    common = ["--config", quick, "--output-dir", str(tmp_path), "--quiet"]
+    assert train_main([*common, "--run-name", "whole"]) == 0
+    whole = tmp_path / "whole"
+    assert (whole / "final.zip").is_file() and (whole / "final.npz").is_file() and (whole / "config.yaml").is_file()
+    assert list(whole.glob("tensorboard*/events.out.tfevents.*"))
+    # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
+    assert train_main([*common, "--run-name", "split", "--total-steps", "4096"]) == 0
+    assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "8192"]) == 0
+    a, b = np.load(whole / "final.npz"), np.load(tmp_path / "split" / "final.npz")
+    for key in a.files:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=f"resumed run differs in {key}")
+    # A run folder is not overwritten by accident.
+    with pytest.raises(SystemExit):
+        train_main([*common, "--run-name", "whole"])
+    assert "already holds a run" in capsys.readouterr().err
+    # Reloaded as bots, from the SB3 checkpoint and from the export, they agree and play legally.
+    bots = [agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))]
+    env = allfours_env.env()
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        actions = {bot.act(obs) for bot in bots}
+        assert len(actions) == 1
+        env.step(actions.pop())
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(["--config", str(CONFIG_DIR / "quick.yaml"), "--output-dir", str(tmp_path), "--resume"])
+    assert exit_info.value.code == 2
+    assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no policy file"):
+        agents.make(str(tmp_path / "none.zip"))
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable MaskablePPO checkpoint"):
+        agents.make(str(tmp_path / "bad.zip"))
+    (tmp_path / "bad.npz").write_bytes(b"not an npz")
+    with pytest.raises(ValueError, match="not a readable policy export"):
+        agents.make(str(tmp_path / "bad.npz"))

@@ -1,0 +1,144 @@
+"""Training options: one typed dataclass, read from a YAML file in ``configs/``.
+
+Every key of the YAML file must be a field below with a value of the field's type; anything
+else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from allfours_env.rules import Rules
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
+
+
+class ConfigError(ValueError):
+    """A config file or override that is not valid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # run
+    run_name: str = "default"
+    output_dir: str = "runs"
+    seed: int = 0
+    total_steps: int = 2_000_000
+    n_envs: int = 2
+    subprocess_envs: bool = True
+    # game: rule variants (RULES.md table A0) and the learner's reward
+    rules: dict[str, Any] = field(default_factory=dict)
+    reward: str = "points"  # "points": own minus other team's points per step; "match": +-1 at the end
+    # PPO (sb3-contrib MaskablePPO)
+    learning_rate: float = 3e-4
+    n_steps: int = 1024
+    batch_size: int = 512
+    n_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    # opponents: sampling weights; "self" = the current policy, "snapshot" = a frozen earlier one,
+    # any other key is a bot name for agents.make
+    opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.4, "snapshot": 0.2, "rule_based": 0.3, "random": 0.1})
+    snapshot_every: int = 100_000
+    max_snapshots: int = 10
+    # evaluation and checkpoints
+    eval_every: int = 100_000
+    eval_boards: int = 100
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "rule_based"])
+    checkpoint_every: int = 50_000
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            _check_type(f.name, getattr(self, f.name), _hints()[f.name])
+        positive = ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots",
+                    "eval_every", "eval_boards", "checkpoint_every")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.reward not in ("points", "match"):
+            raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
+        if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
+            raise ConfigError(f"opponents needs non-negative weights with a positive sum, got {self.opponents}")
+        if not self.net_arch or any(n < 1 for n in self.net_arch):
+            raise ConfigError(f"net_arch must list positive layer sizes, got {self.net_arch}")
+        try:
+            Rules.from_kwargs(**self.rules)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"rules: {err}") from None
+        if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
+            raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.run_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(TrainConfig)
+
+
+def _check_type(name: str, value: Any, hint: Any) -> None:
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        if not isinstance(value, origin):
+            raise ConfigError(f"{name} must be a {origin.__name__}, got {value!r}")
+        args = typing.get_args(hint)
+        items = value.items() if origin is dict else ((None, v) for v in value)
+        for k, v in items:
+            if origin is dict and not isinstance(k, args[0]):
+                raise ConfigError(f"{name} keys must be {args[0].__name__}, got {k!r}")
+            if args[-1] is not Any:
+                _check_type(f"{name}[{k!r}]" if k is not None else f"{name} item", v, args[-1])
+        return
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(hint, types.UnionType):
+        ok = isinstance(value, typing.get_args(hint))
+    else:
+        ok = isinstance(value, hint)
+    if not ok:
+        raise ConfigError(f"{name} must be of type {getattr(hint, '__name__', hint)}, got {value!r}")
+
+
+def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
+    """Read a YAML config and apply overrides (None values are ignored)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no config file at {path}; the shipped ones are in {CONFIG_DIR}")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a mapping of option: value, got {type(data).__name__}")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return config_from_dict(data, source=str(path))
+
+
+def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{source}: unknown option(s) {unknown}; known options: {sorted(known)}")
+    try:
+        return TrainConfig(**data)
+    except ConfigError as err:
+        raise ConfigError(f"{source}: {err}") from None

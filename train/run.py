@@ -1,0 +1,232 @@
+"""Self-play training with MaskablePPO, top to bottom.
+
+1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/``.
+2. Build ``n_envs`` team envs (:mod:`train.team_env`), each with an opponent pool.
+3. Build (or load) the MaskablePPO model; pin torch to one thread.
+4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
+   snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
+   prints progress.
+5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``).
+
+Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
+``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
+finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>`` and
+``eval/win_rate_high_vs_<bot>`` (95% Wilson interval), ``eval/point_diff_per_deal_vs_<bot>``;
+``time/steps_per_second``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+
+from agents.policy import PolicyBot, save_weights, weights_from_policy
+from eval import evaluate
+
+from .checkpoints import ResumeError, latest_checkpoint, load_state, save_checkpoint, write_text_atomic
+from .config import ConfigError, TrainConfig, config_from_dict
+from .opponents import OpponentPool
+from .team_env import TeamEnv
+
+CONFIG_FILE = "config.yaml"
+TB_NAME = "tensorboard"
+
+
+def make_env(config: TrainConfig) -> TeamEnv:
+    return TeamEnv(OpponentPool(config.opponents, config.max_snapshots), config.rules, config.reward)
+
+
+def make_vec_env(config: TrainConfig) -> VecEnv:
+    fns = [lambda: make_env(config) for _ in range(config.n_envs)]
+    return SubprocVecEnv(fns, start_method="fork") if config.subprocess_envs else DummyVecEnv(fns)
+
+
+def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        max_grad_norm=config.max_grad_norm,
+        policy_kwargs={"net_arch": list(config.net_arch), "activation_fn": torch.nn.ReLU},
+        tensorboard_log=str(config.run_dir),
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+class Trainer(BaseCallback):
+    """Everything that happens between two PPO updates (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, progress: bool = True):
+        super().__init__()
+        self.config = config
+        self.progress = progress
+        self.snapshots: list[dict[str, np.ndarray]] = []
+        self.next_snapshot = config.snapshot_every
+        self.next_eval = config.eval_every
+        self.next_checkpoint = config.checkpoint_every
+        self.latest_eval: dict[str, tuple[float, float, float]] = {}
+        self._finished: list[tuple[bool, float, float]] = []  # (won, own per deal, other per deal)
+        self._clock = (time.monotonic(), 0)
+
+    # -- state that a checkpoint must carry
+    def state(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("snapshots", "next_snapshot", "next_eval", "next_checkpoint", "latest_eval")}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    # -- SB3 hooks
+    def _on_training_start(self) -> None:
+        for snapshot in self.snapshots:
+            self.training_env.env_method("update_pool", snapshot, True)
+        self._send_weights(snapshot=False)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if "scores" in info:
+                own, other = info["scores"][info["team"]], info["scores"][1 - info["team"]]
+                self._finished.append((own > other, own / info["deals"], other / info["deals"]))
+        return True
+
+    def _on_rollout_start(self) -> None:
+        """Called after each update (and once at the start): a consistent point to act on."""
+        steps = self.num_timesteps
+        if steps == 0:
+            return
+        take_snapshot = steps >= self.next_snapshot
+        if take_snapshot:
+            self.next_snapshot += self.config.snapshot_every
+        self._send_weights(take_snapshot)
+        if steps >= self.next_eval:
+            self.next_eval += self.config.eval_every
+            self.evaluate()
+        self._log_games()
+        if steps >= self.next_checkpoint:
+            self.next_checkpoint += self.config.checkpoint_every
+            self.checkpoint()
+        self._print_progress()
+
+    def _on_training_end(self) -> None:
+        self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
+
+    # -- the pieces
+    def _send_weights(self, snapshot: bool) -> None:
+        weights = weights_from_policy(self.model.policy)
+        if snapshot:
+            self.snapshots = (self.snapshots + [weights])[-self.config.max_snapshots :]
+        self.training_env.env_method("update_pool", weights, snapshot)
+
+    def evaluate(self) -> None:
+        bot = PolicyBot(weights_from_policy(self.model.policy), name="learner")
+        for opponent in self.config.eval_opponents:
+            result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
+            low, high = result.win_rate_ci
+            self.latest_eval[opponent] = (result.win_rate, low, high)
+            self.logger.record(f"eval/win_rate_vs_{opponent}", result.win_rate)
+            self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
+            self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
+            self.logger.record(f"eval/point_diff_per_deal_vs_{opponent}", result.point_diff_per_deal)
+
+    def _log_games(self) -> None:
+        if self._finished:
+            won, own, other = np.mean(self._finished, axis=0)
+            self.logger.record("game/win_rate", won)
+            self.logger.record("game/own_points_per_deal", own)
+            self.logger.record("game/other_points_per_deal", other)
+            self._finished = []
+        start, start_steps = self._clock
+        now = time.monotonic()
+        self.logger.record("time/steps_per_second", (self.num_timesteps - start_steps) / max(now - start, 1e-9))
+
+    def checkpoint(self) -> None:
+        env_states = self.training_env.env_method("get_state")
+        state = {
+            "trainer": self.state(),
+            "env_states": env_states,
+            "torch_rng": torch.get_rng_state(),
+            "numpy_global_rng": np.random.get_state(),  # SB3 shuffles minibatches with it
+            "python_rng": random.getstate(),
+        }
+        save_checkpoint(self.config.run_dir, self.num_timesteps, self.model, state)
+
+    def _print_progress(self) -> None:
+        if not self.progress:
+            return
+        start, start_steps = self._clock
+        now = time.monotonic()
+        rate = (self.num_timesteps - start_steps) / max(now - start, 1e-9)
+        total = self.model._total_timesteps
+        line = f"[train] {self.num_timesteps:,}/{total:,} steps ({self.num_timesteps / total:.0%})  {rate:,.0f} steps/s"
+        for name, (win, low, high) in self.latest_eval.items():
+            line += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
+        print(line, file=sys.stderr, flush=True)
+
+
+def train(config: TrainConfig, resume: bool = False, progress: bool = True) -> Path:
+    """Run (or resume) training; returns the path of the final SB3 checkpoint."""
+    torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
+    run_dir = config.run_dir
+    config_path = run_dir / CONFIG_FILE
+    if resume:
+        folder = latest_checkpoint(run_dir)
+        saved = yaml.safe_load(config_path.read_text()) if config_path.is_file() else None
+        if saved is None:
+            raise ResumeError(f"cannot resume {run_dir}: {config_path} is missing")
+        saved["total_steps"] = config.total_steps if config.total_steps != saved["total_steps"] else saved["total_steps"]
+        config = config_from_dict(saved, source=str(config_path))
+    elif (run_dir / "checkpoints").exists() or (run_dir / "final.zip").exists():
+        raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(config_path, yaml.safe_dump(config.to_dict(), sort_keys=False))
+
+    env = make_vec_env(config)
+    trainer = Trainer(config, progress)
+    try:
+        if resume:
+            state = load_state(folder)
+            try:
+                # force_reset=False keeps the saved last observations: the envs continue their matches
+                model = MaskablePPO.load(folder / "model.zip", env=env, device="cpu", force_reset=False)
+            except Exception as err:
+                raise ResumeError(f"cannot read {folder / 'model.zip'}: {type(err).__name__}: {err}") from None
+            for i, env_state in enumerate(state["env_states"]):
+                env.env_method("set_state", env_state, indices=[i])
+            torch.set_rng_state(state["torch_rng"])
+            np.random.set_state(state["numpy_global_rng"])
+            random.setstate(state["python_rng"])
+            trainer.restore(state["trainer"])
+            trainer._clock = (time.monotonic(), model.num_timesteps)
+        else:
+            model = new_model(config, env)
+        remaining = config.total_steps - model.num_timesteps
+        if remaining > 0:
+            model.learn(total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME)
+        final = run_dir / "final.zip"
+        tmp = run_dir / ".final.tmp.zip"
+        model.save(tmp)
+        tmp.replace(final)
+        save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
+        return final
+    finally:
+        env.close()
