@@ -1,1 +1,15 @@
-"""Duplicate evaluation of bots (python -m eval)."""
+"""Duplicate evaluation of All Fours bots (``python -m eval``; library: :func:`evaluate`).
+
+>>> import eval
+>>> result = eval.evaluate("random", "random", boards=10)   # -> PairResult
+>>> result.win_rate, result.win_rate_ci
+
+Boards (eval/boards.py) are seeds in their own namespace, :data:`EVAL_NAMESPACE`: training must
+draw its seeds from another one. Definitions of every statistic: eval/results.py.
+"""
+
+from .api import evaluate, round_robin
+from .boards import EVAL_NAMESPACE
+from .results import BotStats, PairResult, Rating, TournamentResult
+
+__all__ = ["EVAL_NAMESPACE", "BotStats", "PairResult", "Rating", "TournamentResult", "evaluate", "round_robin"]

@@ -54,6 +54,10 @@ class TrainConfig:
     opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.4, "snapshot": 0.2, "rule_based": 0.3, "random": 0.1})
     snapshot_every: int = 100_000
     max_snapshots: int = 10
+    # warm start: behaviour cloning of a bot before PPO ("" = none); see train/imitation.py
+    imitate: str = "expert"
+    imitation_steps: int = 200_000
+    imitation_epochs: int = 4
     # evaluation and checkpoints
     eval_every: int = 100_000
     eval_boards: int = 100
@@ -63,7 +67,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             _check_type(f.name, getattr(self, f.name), _hints()[f.name])
-        positive = ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots",
+        positive = ("imitation_steps", "imitation_epochs", "total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots",
                     "eval_every", "eval_boards", "checkpoint_every")
         for name in positive:
             if getattr(self, name) < 1:
@@ -78,6 +82,13 @@ class TrainConfig:
             Rules.from_kwargs(**self.rules)
         except (TypeError, ValueError) as err:
             raise ConfigError(f"rules: {err}") from None
+        if self.imitate:
+            import agents  # the check is cheap: make() only builds the bot
+
+            try:
+                agents.make(self.imitate)
+            except (ValueError, FileNotFoundError) as err:
+                raise ConfigError(f"imitate: {err}") from None
         if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
             raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
 

@@ -2,7 +2,8 @@
 
 1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/``.
 2. Build ``n_envs`` team envs (:mod:`train.team_env`), each with an opponent pool.
-3. Build (or load) the MaskablePPO model; pin torch to one thread.
+3. Build (or load) the MaskablePPO model; pin torch to one thread. A new model may first
+   imitate a teacher bot (:mod:`train.imitation`).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
@@ -29,10 +30,12 @@ import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, save_weights, weights_from_policy
 from eval import evaluate
 
+from . import imitation
 from .checkpoints import ResumeError, latest_checkpoint, load_state, save_checkpoint, write_text_atomic
 from .config import ConfigError, TrainConfig, config_from_dict
 from .opponents import OpponentPool
@@ -40,6 +43,7 @@ from .team_env import TeamEnv
 
 CONFIG_FILE = "config.yaml"
 TB_NAME = "tensorboard"
+PROGRESS_SECONDS = 10.0  # at most one progress line this often, and one after each evaluation
 
 
 def make_env(config: TrainConfig) -> TeamEnv:
@@ -87,6 +91,7 @@ class Trainer(BaseCallback):
         self.latest_eval: dict[str, tuple[float, float, float]] = {}
         self._finished: list[tuple[bool, float, float]] = []  # (won, own per deal, other per deal)
         self._clock = (time.monotonic(), 0)
+        self._last_print = 0.0
 
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
@@ -118,14 +123,16 @@ class Trainer(BaseCallback):
         if take_snapshot:
             self.next_snapshot += self.config.snapshot_every
         self._send_weights(take_snapshot)
-        if steps >= self.next_eval:
+        evaluated = steps >= self.next_eval
+        if evaluated:
             self.next_eval += self.config.eval_every
             self.evaluate()
         self._log_games()
         if steps >= self.next_checkpoint:
             self.next_checkpoint += self.config.checkpoint_every
             self.checkpoint()
-        self._print_progress()
+        if evaluated or time.monotonic() - self._last_print >= PROGRESS_SECONDS:
+            self._print_progress()
 
     def _on_training_end(self) -> None:
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
@@ -181,6 +188,25 @@ class Trainer(BaseCallback):
         for name, (win, low, high) in self.latest_eval.items():
             line += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
         print(line, file=sys.stderr, flush=True)
+        self._last_print = now
+
+
+def warm_start(model: MaskablePPO, config: TrainConfig, progress: bool) -> None:
+    """Behaviour cloning of ``config.imitate`` (see train/imitation.py), logged as ``imitation/*``."""
+    start = time.monotonic()
+    data = imitation.record(config, seed=config.seed)
+    metrics = imitation.fit(model.policy, data, config, seed=config.seed)
+    writer = SummaryWriter(str(config.run_dir / "imitation"))
+    for key, value in metrics.items():
+        writer.add_scalar(f"imitation/{key}", value, 0)
+    writer.close()
+    if progress:
+        print(
+            f"[train] imitated {config.imitate} on {len(data.actions):,} decisions in {time.monotonic() - start:.0f}s: "
+            f"accuracy {metrics['accuracy']:.3f}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def train(config: TrainConfig, resume: bool = False, progress: bool = True) -> Path:
@@ -219,6 +245,8 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True) -> P
             trainer._clock = (time.monotonic(), model.num_timesteps)
         else:
             model = new_model(config, env)
+            if config.imitate:
+                warm_start(model, config, progress)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
             model.learn(total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME)

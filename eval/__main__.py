@@ -1,0 +1,128 @@
+"""``python -m eval A B [more] --boards N``: duplicate round robin of bots, on the terminal and in files.
+
+Every pair plays the same boards, each twice with the teams swapped (see eval/boards.py and
+eval/results.py for the exact definitions). Bad options exit with code 2 before anything is
+played or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from allfours_env.rules import RULE_KEYS, Rules
+
+from .api import plan_round_robin, play_plan
+from .report import format_report, write_outputs
+from .stats import BOOTSTRAP_RESAMPLES
+
+DEFAULT_BOARDS = 1000
+DEFAULT_OUT = "results/eval"
+TRUE_WORDS = ("true", "yes", "on")
+FALSE_WORDS = ("false", "no", "off")
+
+
+def parse_rule_value(text: str) -> int | bool | str:
+    """``"7"`` -> 7, ``"true"``/``"false"`` (also yes/no, on/off) -> bool, anything else stays text."""
+    lowered = text.strip().lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse_rules(options: Sequence[str]) -> dict[str, Any]:
+    """``["target_score=7", ...]`` -> ``{"target_score": 7, ...}``, validated by ``Rules.from_kwargs``."""
+    rules: dict[str, Any] = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--rule expects KEY=VALUE, got {option!r}; keys: {', '.join(RULE_KEYS)}")
+        rules[key.strip()] = parse_rule_value(value)
+    Rules.from_kwargs(**rules)  # a clear ValueError for an unknown key or a bad value
+    return rules
+
+
+def _count(minimum: int) -> Any:
+    """An argparse type: an integer >= minimum."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m eval",
+        description="Duplicate evaluation of All Fours bots: every pair plays the same boards twice, teams swapped.",
+        epilog="Example: python -m eval rule_based random --boards 2000 --rule target_score=7",
+    )
+    parser.add_argument(
+        "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
+    )
+    parser.add_argument(
+        "--boards", type=_count(1), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
+    )
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE",
+        help="rule variant (RULES.md table A0), repeatable, e.g. --rule target_score=7 "
+        "--rule undertrump=forbidden_unless_all_trumps; values are read as int, bool (true/false) or text",
+    )  # fmt: skip
+    parser.add_argument(
+        "--deals", action="store_true", help="play single deals instead of matches (win = more points in the deal)"
+    )
+    parser.add_argument("--workers", type=_count(1), default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--seed", "--first-board", dest="first_board", type=_count(0), default=0, metavar="FIRST_BOARD",
+        help="first board id: boards FIRST_BOARD .. FIRST_BOARD+N-1 are played (default 0)",
+    )  # fmt: skip
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--bootstrap",
+        type=_count(1),
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples for ratings (default {BOOTSTRAP_RESAMPLES})",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if len(args.bots) < 2:
+        parser.error(f"need at least 2 bots to compare, got {len(args.bots)}: {' '.join(args.bots)}")
+    try:
+        plan = plan_round_robin(
+            args.bots,
+            boards=args.boards,
+            rules=parse_rules(args.rule),
+            workers=args.workers,
+            deals=args.deals,
+            first_board=args.first_board,
+            bootstrap=args.bootstrap,
+        )
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        parser.error(str(error))
+    result = play_plan(plan, progress=not args.no_progress)
+    written = write_outputs(result, args.out)
+    print(format_report(result))
+    print("\nwritten: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The library entry points: :func:`evaluate` (one pair) and :func:`round_robin` (every pair)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from allfours_env.rules import DEFAULT_RULES, Rules
+
+from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
+from .bots import BotFactory, BotSource, check_bots
+from .progress import Progress
+from .results import PairResult, Rating, TournamentResult, summarize_pair
+from .runner import run_pairs
+from .stats import BOOTSTRAP_RESAMPLES, bootstrap_bradley_terry
+
+MIN_BOTS_FOR_RATINGS = 3
+BOOTSTRAP_STREAM = 1  # bootstrap generator: SeedSequence([EVAL_NAMESPACE, BOOTSTRAP_STREAM, first_board, boards])
+
+
+def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
+    """``Rules`` from None (defaults), a ``Rules`` or a mapping of A0 keys (validated)."""
+    if rules is None:
+        return DEFAULT_RULES
+    if isinstance(rules, Rules):
+        return rules
+    return Rules.from_kwargs(**dict(rules))
+
+
+def _check_count(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated round robin, ready to play: :func:`plan_round_robin` makes it, :func:`play_plan` plays it."""
+
+    factories: tuple[BotFactory, ...]
+    names: tuple[str, ...]
+    pairs: tuple[tuple[int, int], ...]
+    boards: range
+    rules: Rules
+    deal_level: bool
+    workers: int
+    bootstrap: int
+
+
+def plan_round_robin(
+    bots: Sequence[BotSource],
+    boards: int = 1000,
+    rules: Rules | Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    deals: bool = False,
+    first_board: int = 0,
+    bootstrap: int = BOOTSTRAP_RESAMPLES,
+) -> Plan:
+    """Validate the arguments of :func:`round_robin` (building each bot once); nothing is played.
+
+    Raises ValueError (unknown bot, bad rule, fewer than 2 bots, counts out of range), TypeError
+    (not a bot) or FileNotFoundError (missing checkpoint).
+    """
+    if len(bots) < 2:
+        raise ValueError(f"need at least 2 bots to compare, got {len(bots)}")
+    boards = _check_count("boards", boards, 1)
+    first_board = _check_count("first_board", first_board, 0)
+    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1)
+    bootstrap = _check_count("bootstrap", bootstrap, 1)
+    rules = make_rules(rules)
+    factories, names = check_bots(bots)
+    return Plan(
+        factories=tuple(factories),
+        names=tuple(names),
+        pairs=tuple(itertools.combinations(range(len(bots)), 2)),
+        boards=range(first_board, first_board + boards),
+        rules=rules,
+        deal_level=bool(deals),
+        workers=workers,
+        bootstrap=bootstrap,
+    )
+
+
+def play_plan(plan: Plan, progress: bool = False) -> TournamentResult:
+    """Play every pair of ``plan`` on its boards and compute the statistics."""
+    bar = None
+    if progress:
+        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, "deals" if plan.deal_level else "matches")
+    records = run_pairs(
+        plan.factories, plan.pairs, plan.boards, plan.rules, plan.deal_level, plan.workers, bar.update if bar else None
+    )
+    if bar:
+        bar.close()
+    names = plan.names
+    results = tuple(
+        summarize_pair(names[a], names[b], recs, plan.deal_level) for (a, b), recs in zip(plan.pairs, records)
+    )
+    ratings = None
+    if len(names) >= MIN_BOTS_FOR_RATINGS:
+        rng = np.random.default_rng([EVAL_NAMESPACE, BOOTSTRAP_STREAM, plan.boards.start, len(plan.boards)])
+        pair_scores = {pair: r.board_scores for pair, r in zip(plan.pairs, results)}
+        elo, low, high = bootstrap_bradley_terry(len(names), pair_scores, rng, plan.bootstrap)
+        ratings = tuple(Rating(n, float(e), (float(lo), float(hi))) for n, e, lo, hi in zip(names, elo, low, high))
+    return TournamentResult(names, plan.rules.changed(), results, ratings)
+
+
+def round_robin(
+    bots: Sequence[BotSource],
+    boards: int = 1000,
+    rules: Rules | Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    deals: bool = False,
+    first_board: int = 0,
+    progress: bool = False,
+    bootstrap: int = BOOTSTRAP_RESAMPLES,
+) -> TournamentResult:
+    """Play boards ``first_board .. first_board + boards - 1`` for every pair of ``bots``.
+
+    ``bots``: spec strings, bot factories or bot instances (see :mod:`eval.bots`; only spec
+    strings are sure to reach worker processes). ``rules``: rule variants (RULES.md A0).
+    ``workers``: processes (None: all cores; 1: in this process). ``deals``: single deals
+    instead of matches. ``progress``: a progress bar on stderr. ``bootstrap``: resamples for the
+    rating intervals (ratings only with 3+ bots). Bad arguments raise before any play (see
+    :func:`plan_round_robin`).
+    """
+    return play_plan(plan_round_robin(bots, boards, rules, workers, deals, first_board, bootstrap), progress)
+
+
+def evaluate(
+    bot_a: BotSource,
+    bot_b: BotSource,
+    boards: int = 1000,
+    rules: Rules | Mapping[str, Any] | None = None,
+    workers: int = 1,
+    deals: bool = False,
+    first_board: int = 0,
+    progress: bool = False,
+) -> PairResult:
+    """Duplicate evaluation of ``bot_a`` against ``bot_b`` (see :func:`round_robin` for the arguments).
+
+    The default ``workers=1`` plays in this process, so an in-process policy (a bot instance or
+    an unpicklable factory) works, e.g. from a training callback.
+    """
+    return round_robin([bot_a, bot_b], boards, rules, workers, deals, first_board, progress).pairs[0]

@@ -1,0 +1,134 @@
+"""Play one board (two matches, or two single deals, with the teams swapped) and record it.
+
+The loop drives the engine directly: at each decision the seat to act gets exactly what the
+env's ``observe`` returns, ``{"observation": ..., "action_mask": ...}``, and nothing else.
+What the record needs is read from the engine's event log once the match is over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents import Bot
+from allfours_env.cards import N_SEATS
+from allfours_env.engine import (
+    AWARD_KINDS,
+    BEGGED,
+    DEAL_OVER,
+    GAVE_ONE,
+    RAN,
+    STOOD,
+    Game,
+)
+from allfours_env.observation import encode_with_mask
+from allfours_env.rules import Rules
+
+from .boards import MATCHES_PER_BOARD, Board
+
+# Sides of a pair: bot A and bot B (record tuples are indexed by side).
+SIDE_A, SIDE_B = 0, 1
+N_SIDES = 2
+# Decisions counted per side, in this order: the beggar's STAND / BEG, the dealer's GIVE_ONE / RUN.
+DECISION_KINDS = (STOOD, BEGGED, GAVE_ONE, RAN)
+_AWARD_INDEX = {kind: i for i, kind in enumerate(AWARD_KINDS)}
+_DECISION_INDEX = {kind: i for i, kind in enumerate(DECISION_KINDS)}
+# Score of one match for A: win, tie (single deals only: equal points), loss.
+WIN, TIE, LOSS = 1.0, 0.5, 0.0
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One match (or one deal in deal-level mode) of a board, seen from the pair (A, B).
+
+    ``awards[side][k]`` is the points that side's team scored with award kind
+    ``AWARD_KINDS[k]``; ``decisions[side][k]`` counts the side's ``DECISION_KINDS[k]``.
+    """
+
+    a_team: int
+    a_score: float
+    points: tuple[int, int]
+    deals: int
+    awards: tuple[tuple[int, ...], tuple[int, ...]]
+    decisions: tuple[tuple[int, ...], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class BoardRecord:
+    """Both matches of one board: ``matches[m]`` has bot A on team ``m``."""
+
+    board: int
+    matches: tuple[MatchRecord, ...]
+
+    @property
+    def score(self) -> float:
+        """The board pair's score for A: mean of its match scores (0, 0.5 or 1 with matches)."""
+        return sum(m.a_score for m in self.matches) / len(self.matches)
+
+    @property
+    def point_diff_per_deal(self) -> float:
+        """A's points minus B's over both matches, divided by the deals of both matches."""
+        diff = sum(m.points[SIDE_A] - m.points[SIDE_B] for m in self.matches)
+        return diff / sum(m.deals for m in self.matches)
+
+
+def new_game(board: Board, rules: Rules, deal_level: bool) -> Game:
+    """The engine for one match (or deal) of ``board``: its decks and its first dealer."""
+    return Game(rules, board.deck_rng(), dealer=board.dealer, single_deal=deal_level)
+
+
+def play_game(game: Game, seat_bots: Sequence[Bot]) -> None:
+    """Let ``seat_bots[seat]`` decide for each seat until the match (or deal) is over."""
+    step = game.step
+    try:
+        while game.phase < DEAL_OVER:
+            seat = game.current
+            observation, mask = encode_with_mask(game, seat)
+            step(seat_bots[seat].act({"observation": observation, "action_mask": mask}))
+    except ValueError as error:  # an illegal action (the engine changed nothing)
+        bot = seat_bots[game.current]
+        error.add_note(f"bot {getattr(bot, 'name', type(bot).__name__)!r} at seat {game.current}")
+        raise
+
+
+def match_record(game: Game, a_team: int) -> MatchRecord:
+    """Summarize a finished game for the pair, bot A having played team ``a_team``."""
+    awards = [[0] * len(AWARD_KINDS) for _ in range(N_SIDES)]
+    decisions = [[0] * len(DECISION_KINDS) for _ in range(N_SIDES)]
+    for event in game.events:
+        kind = event.kind
+        if kind in _DECISION_INDEX:  # give_one is both: the dealer's decision and an award
+            decisions[int(event.seat % 2 != a_team)][_DECISION_INDEX[kind]] += 1  # side 0 = A, 1 = B
+        if event.points and kind in _AWARD_INDEX:
+            awards[int(event.team != a_team)][_AWARD_INDEX[kind]] += event.points
+    # The match winner always has more points (it reached the target, the other did not), so
+    # comparing points scores matches and single deals alike.
+    points = (game.scores[a_team], game.scores[1 - a_team])
+    a_score = WIN if points[SIDE_A] > points[SIDE_B] else LOSS if points[SIDE_A] < points[SIDE_B] else TIE
+    return MatchRecord(
+        a_team=a_team,
+        a_score=a_score,
+        points=points,
+        deals=game.deal_number,
+        awards=(tuple(awards[SIDE_A]), tuple(awards[SIDE_B])),
+        decisions=(tuple(decisions[SIDE_A]), tuple(decisions[SIDE_B])),
+    )
+
+
+def play_board(
+    board: Board, a_bots: Sequence[Bot], b_bots: Sequence[Bot], rules: Rules, deal_level: bool
+) -> BoardRecord:
+    """Play ``board`` twice, A on team 0 (seats 0, 2) then on team 1 (seats 1, 3).
+
+    ``a_bots``/``b_bots`` hold one bot per seat of the team (partners 0 and 1); every bot is
+    reset with the board's seed for its seat before the match starts.
+    """
+    matches = []
+    for a_team in range(MATCHES_PER_BOARD):
+        seat_bots = [(a_bots if seat % 2 == a_team else b_bots)[seat // 2] for seat in range(N_SEATS)]
+        for seat, bot in enumerate(seat_bots):
+            bot.reset(board.bot_seeds[seat])
+        game = new_game(board, rules, deal_level)
+        play_game(game, seat_bots)
+        matches.append(match_record(game, a_team))
+    return BoardRecord(board.board, tuple(matches))
