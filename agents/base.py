@@ -2,7 +2,7 @@
 
 A bot is built once, may be told that a match starts (``reset(seed)``), and answers
 ``act(observation) -> action id`` where ``observation`` is exactly what ``env.observe(agent)``
-returns: ``{"observation": float32[709], "action_mask": int8[56]}``. Bots see nothing else; they
+returns: ``{"observation": float32[OBS_SIZE], "action_mask": int8[56]}``. Bots see nothing else; they
 read the observation through :func:`allfours_env.decode`.
 """
 

@@ -336,6 +336,8 @@ class Game:
         self.trump = -1
         self.stood = self.begged = self.gave_one = self.ran = False
         self.played = [0, 0, 0, 0]  # cards played by each seat this deal
+        self.led = 0  # cards that led their trick
+        self.trick_numbers = 0  # 4 bits per card: 1-based number of the trick it was played to
         self.won = [0, 0]  # cards captured by each team
         self.game_totals = [0, 0]
         self.trick: list[int] = []
@@ -415,9 +417,11 @@ class Game:
         self.hands[seat] ^= bit
         self.played[seat] |= bit
         self.events.append(Event(PLAYED, seat, card=card))
+        self.trick_numbers |= (self.tricks_played + 1) << (4 * card)
         trick = self.trick
         suit = card // N_RANKS
         if not trick:
+            self.led |= bit
             self.led_suit, self.win_card, self.win_seat = suit, card, seat
         else:
             win_suit = self.win_card // N_RANKS

@@ -21,33 +21,35 @@ Actions: ``Discrete(56)``
     An illegal action raises ``ValueError`` naming the agent, the action and the legal
     actions, and changes nothing.
 
-Observation: ``{"observation": float32[709], "action_mask": int8[56]}``
+Observation: ``{"observation": float32[969], "action_mask": int8[56]}``
     Seats are relative to the observer (0 self, 1 next, 2 partner, 3 previous); teams are
     "own" then "other". The mask is all zero when the agent is not the one to act.
 
-    =========  ====  ===========  ========================================================
+    =========  ====  ============ ========================================================
     index      size  name         meaning
-    =========  ====  ===========  ========================================================
+    =========  ====  ============ ========================================================
     0..51      52    hand         cards in own hand
     52..103    52    kick         the live kick (turned-up card), if any
     104..155   52    kicks_aside  kicks of this deal set aside by runs
-    156..363   208   table        current trick: card by relative seat r at [r*52 + card]
-    364..571   208   played       cards played this deal by relative seat r at [r*52 + card]
-    572..675   104   won          cards captured this deal: own team, then other team
-    676..679   4     trump        trump suit once fixed (C, D, H, S)
-    680..683   4     phase        stand_or_beg, give_or_run, play, over
-    684..687   4     dealer       dealer as relative seat
-    688..691   4     beggar       beggar as relative seat
-    692..695   4     leader       leader of the current trick (play phase only)
-    696..699   4     partner      partner as relative seat (always 2)
-    700..703   4     decisions    this deal: stood, begged, gave one, ran the pack
-    704..705   2     scores       own, other team score / target_score (capped at 1)
-    706        1     target       1 / target_score
-    707..708   2     game_points  game points won this deal, own, other / 80
-    =========  ====  ===========  ========================================================
+    156..363   208   table        current trick: card played by relative seat r at [r*52 + card]
+    364..571   208   played       every card played this deal by relative seat r at [r*52 + card]
+    572..623   52    led          cards played this deal that led their trick
+    624..831   208   trick_number per card, the 1-based number of its trick in 4 bits at [4*card..4*card+3], low bit first
+    832..935   104   won          cards captured this deal: own team [0..51], other team [52..103]
+    936..939   4     trump        trump suit once fixed (C, D, H, S); all 0 before
+    940..943   4     phase        stand_or_beg, give_or_run, play, over
+    944..947   4     dealer       dealer as relative seat
+    948..951   4     beggar       beggar (seat after the dealer) as relative seat
+    952..955   4     leader       leader of the current trick as relative seat (play phase only)
+    956..959   4     partner      partner as relative seat (always 2)
+    960..963   4     decisions    this deal: stood, begged, gave one, ran the pack
+    964..965   2     scores       own team, other team score / target_score, capped at 1
+    966        1     target       1 / target_score
+    967..968   2     game_points  game points won this deal, own team, other team / 80
+    =========  ====  ============ ========================================================
 
     :func:`allfours_env.decode` turns an observation back into a readable ``View``.
-    ``state()`` (``state_space``: float32[973]) is the full state for centralized critics:
+    ``state()`` (``state_space``: float32[1233]) is the full state for centralized critics:
     all four hands by absolute seat, the undealt stock, the seat to act, seat 0's observation.
 
 Rewards

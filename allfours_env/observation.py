@@ -24,6 +24,8 @@ _PIECES = (
     ("kicks_aside", 52, "kicks of this deal set aside by runs"),
     ("table", 4 * 52, "current trick: card played by relative seat r at [r*52 + card]"),
     ("played", 4 * 52, "every card played this deal by relative seat r at [r*52 + card]"),
+    ("led", 52, "cards played this deal that led their trick"),
+    ("trick_number", 4 * 52, "per card, the 1-based number of its trick in 4 bits at [4*card..4*card+3], low bit first"),
     ("won", 2 * 52, "cards captured this deal: own team [0..51], other team [52..103]"),
     ("trump", 4, "trump suit once fixed (C, D, H, S); all 0 before"),
     ("phase", 4, "stand_or_beg, give_or_run, play, over"),
@@ -82,12 +84,15 @@ _KICKS_ASIDE = LAYOUT["kicks_aside"].offset
 _TABLE = LAYOUT["table"].offset
 _PLAYED = LAYOUT["played"].offset
 _WON = LAYOUT["won"].offset
+_LED = LAYOUT["led"].offset
+_TRICK_NUMBER = LAYOUT["trick_number"].offset
 _TRUMP = LAYOUT["trump"].offset
 _PHASE = LAYOUT["phase"].offset
 _DEALER = LAYOUT["dealer"].offset
 _BEGGAR = LAYOUT["beggar"].offset
 _LEADER = LAYOUT["leader"].offset
-_PARTNER_BIT = 1 << (LAYOUT["partner"].offset + 2)
+_PARTNER = LAYOUT["partner"].offset
+_PARTNER_BIT = 1 << (_PARTNER + 2)  # the partner is always relative seat 2
 _DECISIONS = LAYOUT["decisions"].offset
 
 
@@ -108,6 +113,7 @@ def _flag_bits(game: Game, seat: int) -> int:
         | p[(seat + 2) % N_SEATS] << (_PLAYED + 2 * N_CARDS)
         | p[(seat + 3) % N_SEATS] << (_PLAYED + 3 * N_CARDS)
     )
+    bits |= game.led << _LED | game.trick_numbers << _TRICK_NUMBER
     team = seat % 2
     bits |= game.won[team] << _WON | game.won[1 - team] << (_WON + N_CARDS)
     if game.trump >= 0:
@@ -185,7 +191,7 @@ def encode_state(game: Game) -> np.ndarray:
 # ---------------------------------------------------------------- decoding
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class View:
     """A readable observation. Seats are relative to the observer (0 self, 1 next, 2 partner,
     3 previous); cards are indices (see :mod:`allfours_env.cards`); teams are "own"/"other"
@@ -196,6 +202,8 @@ class View:
     kicks_aside_bits: int
     table: dict[int, int]
     played_bits: tuple[int, int, int, int]
+    led_bits: int
+    trick_numbers: int
     won_bits: tuple[int, int]
     trump: int | None
     phase: str
@@ -228,6 +236,21 @@ class View:
         return cards_of(self.won_bits[0]), cards_of(self.won_bits[1])
 
     @property
+    def tricks(self) -> list[list[tuple[int, int]]]:
+        """Every trick of this deal so far, the current one last if begun, each as (relative
+        seat, card) in play order (rebuilt from who played what, in which trick, who led)."""
+        by_trick: dict[int, list[tuple[int, int]]] = {}
+        for seat, bits in enumerate(self.played_bits):
+            for card in cards_of(bits):
+                by_trick.setdefault(self.trick_numbers >> 4 * card & 0xF, []).append((seat, card))
+        out = []
+        for number in sorted(by_trick):
+            plays = by_trick[number]
+            leader = next(seat for seat, card in plays if self.led_bits >> card & 1)
+            out.append(sorted(plays, key=lambda play: (play[0] - leader) % N_SEATS))
+        return out
+
+    @property
     def trick_order(self) -> list[tuple[int, int]]:
         """The current trick as (relative seat, card) in play order."""
         if self.leader is None:
@@ -236,52 +259,53 @@ class View:
         return [(s, self.table[s]) for s in seats]
 
 
-def _chunk(bits: int, piece: str, index: int = 0) -> int:
-    return bits >> (LAYOUT[piece].offset + index * N_CARDS) & ((1 << N_CARDS) - 1)
+_CARDS_MASK = (1 << N_CARDS) - 1
+_PHASES = ("stand_or_beg", "give_or_run", "play", "over")
 
 
-def _one_hot(bits: int, piece: str) -> int | None:
-    p = LAYOUT[piece]
-    v = bits >> p.offset & ((1 << p.size) - 1)
+def _one_hot(bits: int, offset: int) -> int | None:
+    v = bits >> offset & 0b1111
     return v.bit_length() - 1 if v else None
 
 
 def decode(observation: np.ndarray | dict) -> View:
     """Turn an observation (the vector, or the dict ``observe`` returns) into a :class:`View`."""
     obs = observation["observation"] if isinstance(observation, dict) else observation
-    obs = np.asarray(obs)
-    if obs.shape != (OBS_SIZE,):
-        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {obs.shape}")
+    if getattr(obs, "shape", None) != (OBS_SIZE,):
+        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {getattr(obs, 'shape', type(obs).__name__)}")
     bits = int.from_bytes(np.packbits(obs[:N_FLAGS] > 0.5, bitorder="little").tobytes(), "little")
-    kick = _chunk(bits, "kick")
+    cards = _CARDS_MASK
+    kick = bits >> _KICK & cards
     table = {}
     for rel in range(N_SEATS):
-        c = _chunk(bits, "table", rel)
+        c = bits >> (_TABLE + rel * N_CARDS) & cards
         if c:
             table[rel] = c.bit_length() - 1
-    decisions = bits >> LAYOUT["decisions"].offset
-    phase_slot = _one_hot(bits, "phase")
+    decisions = bits >> _DECISIONS
     target = round(1.0 / float(obs[N_FLAGS + 2]))
+    scalars = obs[N_FLAGS:].tolist()
     return View(
-        hand_bits=_chunk(bits, "hand"),
+        hand_bits=bits & cards,
         kick=kick.bit_length() - 1 if kick else None,
-        kicks_aside_bits=_chunk(bits, "kicks_aside"),
+        kicks_aside_bits=bits >> _KICKS_ASIDE & cards,
         table=table,
-        played_bits=tuple(_chunk(bits, "played", r) for r in range(N_SEATS)),
-        won_bits=(_chunk(bits, "won", 0), _chunk(bits, "won", 1)),
-        trump=_one_hot(bits, "trump"),
-        phase=("stand_or_beg", "give_or_run", "play", "over")[phase_slot],
-        dealer=_one_hot(bits, "dealer"),
-        beggar=_one_hot(bits, "beggar"),
-        leader=_one_hot(bits, "leader"),
-        partner=_one_hot(bits, "partner"),
+        played_bits=tuple(bits >> (_PLAYED + r * N_CARDS) & cards for r in range(N_SEATS)),
+        led_bits=bits >> _LED & cards,
+        trick_numbers=bits >> _TRICK_NUMBER & ((1 << 4 * N_CARDS) - 1),
+        won_bits=(bits >> _WON & cards, bits >> (_WON + N_CARDS) & cards),
+        trump=_one_hot(bits, _TRUMP),
+        phase=_PHASES[_one_hot(bits, _PHASE)],
+        dealer=_one_hot(bits, _DEALER),
+        beggar=_one_hot(bits, _BEGGAR),
+        leader=_one_hot(bits, _LEADER),
+        partner=_one_hot(bits, _PARTNER),
         stood=bool(decisions & 1),
         begged=bool(decisions >> 1 & 1),
         gave_one=bool(decisions >> 2 & 1),
         ran=bool(decisions >> 3 & 1),
-        scores=(round(float(obs[N_FLAGS]) * target), round(float(obs[N_FLAGS + 1]) * target)),
+        scores=(round(scalars[0] * target), round(scalars[1] * target)),
         target=target,
-        game_points=(round(float(obs[N_FLAGS + 3]) * TOTAL_GAME_VALUE), round(float(obs[N_FLAGS + 4]) * TOTAL_GAME_VALUE)),
+        game_points=(round(scalars[3] * TOTAL_GAME_VALUE), round(scalars[4] * TOTAL_GAME_VALUE)),
     )
 
 

@@ -224,7 +224,9 @@ def test_observation_decodes_to_the_game_state():
     env.reset(seed=12)
     game = env.unwrapped.game
     picker = np.random.default_rng(0)
-    for _ in range(40):
+    for _ in range(120):
+        if game.phase >= 3:
+            break
         seat = game.current
         obs = env.observe(f"player_{seat}")
         view = decode(obs)
@@ -240,8 +242,16 @@ def test_observation_decodes_to_the_game_state():
             assert view.played[r] == cards_of(game.played[(seat + r) % 4])
         assert view.game_points == (game.game_totals[seat % 2], game.game_totals[1 - seat % 2])
         assert obs["action_mask"].nonzero()[0].tolist() == game.legal_actions()
+        assert [[((seat + r) % 4, c) for r, c in trick] for trick in view.tricks] == tricks_of_deal(game)
         legal = np.flatnonzero(obs["action_mask"])
         env.step(int(legal[picker.integers(len(legal))]))
+
+
+def tricks_of_deal(game: Game) -> list[list[tuple[int, int]]]:
+    """The tricks of the current deal as (seat, card) in play order, from the engine's event log."""
+    start = max(i for i, e in enumerate(game.events) if e.kind == "deal")
+    plays = [(e.seat, e.card) for e in game.events[start:] if e.kind == "play"]
+    return [plays[i : i + 4] for i in range(0, len(plays), 4)]
 
 
 def test_observation_hides_other_hands():

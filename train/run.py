@@ -90,7 +90,7 @@ class Trainer(BaseCallback):
         self.next_checkpoint = config.checkpoint_every
         self.latest_eval: dict[str, tuple[float, float, float]] = {}
         self._finished: list[tuple[bool, float, float]] = []  # (won, own per deal, other per deal)
-        self._clock = (time.monotonic(), 0)
+        self._clock = (time.monotonic(), 0)  # (time, steps) when learning started, for steps/s
         self._last_print = 0.0
 
     # -- state that a checkpoint must carry
@@ -103,6 +103,7 @@ class Trainer(BaseCallback):
 
     # -- SB3 hooks
     def _on_training_start(self) -> None:
+        self._clock = (time.monotonic(), self.num_timesteps)
         for snapshot in self.snapshots:
             self.training_env.env_method("update_pool", snapshot, True)
         self._send_weights(snapshot=False)
@@ -242,7 +243,6 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True) -> P
             np.random.set_state(state["numpy_global_rng"])
             random.setstate(state["python_rng"])
             trainer.restore(state["trainer"])
-            trainer._clock = (time.monotonic(), model.num_timesteps)
         else:
             model = new_model(config, env)
             if config.imitate:
