@@ -1,5 +1,7 @@
 """A trained policy as a bot: the actor network of a MaskablePPO policy, run in numpy.
 
+The network reads the observation followed by the derived features of :mod:`agents.features`.
+
 Weights come from an SB3 checkpoint (``.zip``, read with sb3-contrib and torch) or from the
 small ``.npz`` export that ships in the package (numpy only). Acting is a forward pass of the
 actor MLP and the best legal action (``deterministic=True``) or a sample from the masked
@@ -14,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from allfours_env import N_ACTIONS
+
 from .base import Observation
+from .features import INPUT_SIZE, policy_input
 
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
@@ -73,11 +78,9 @@ def load_weights(path: str | Path) -> Weights:
 
 
 def _check_weights(weights: Weights, source: Any) -> None:
-    from allfours_env import N_ACTIONS, OBS_SIZE
-
     hidden = sorted(k for k in weights if k.startswith("w") and k != "w_out")
     try:
-        size = OBS_SIZE
+        size = INPUT_SIZE
         for i in range(len(hidden)):
             w, b = weights[f"w{i}"], weights[f"b{i}"]
             assert w.shape[0] == size and b.shape == (w.shape[1],)
@@ -85,7 +88,9 @@ def _check_weights(weights: Weights, source: Any) -> None:
         assert weights["w_out"].shape == (size, N_ACTIONS) and weights["b_out"].shape == (N_ACTIONS,)
         assert str(weights["activation"]) in ACTIVATIONS
     except (AssertionError, KeyError) as err:
-        raise CheckpointError(f"{source}: the weights do not form an actor for {OBS_SIZE} inputs and {N_ACTIONS} actions ({err!r})") from None
+        raise CheckpointError(
+            f"{source}: the weights do not form an actor for {INPUT_SIZE} inputs and {N_ACTIONS} actions ({err!r})"
+        ) from None
 
 
 def save_weights(weights: Weights, path: str | Path) -> None:
@@ -117,15 +122,15 @@ class PolicyBot:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
-    def logits(self, observation: np.ndarray) -> np.ndarray:
-        x = observation
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """Action logits for a policy input (see :func:`agents.features.policy_input`)."""
         for w, b in self._layers:
             x = self._activation(x @ w + b)
         return x @ self._out[0] + self._out[1]
 
     def act(self, observation: Observation) -> int:
         mask = observation["action_mask"]
-        logits = np.where(mask > 0, self.logits(observation["observation"]), -np.inf)
+        logits = np.where(mask > 0, self.logits(policy_input(observation["observation"], mask)), -np.inf)
         if not np.isfinite(logits).any():
             raise ValueError("no legal action in the mask: this agent is not the one to act")
         if self.deterministic:

@@ -10,6 +10,7 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 import allfours_env  # noqa: E402
+from allfours_env import OBS_SIZE  # noqa: E402
 from allfours_env.engine import AWARD_KINDS  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
@@ -32,7 +33,7 @@ def play_team_episode(env: TeamEnv, seed: int) -> tuple[float, int, bool]:
         game = env.aec.game
         assert game.current % 2 == env.team, "the learner is asked to act for the other team"
         assert mask.nonzero()[0].tolist() == game.legal_actions()
-        np.testing.assert_array_equal(obs, allfours_env.observation.encode(game, game.current))
+        np.testing.assert_array_equal(obs[:OBS_SIZE], allfours_env.observation.encode(game, game.current))
         legal = np.flatnonzero(mask)
         events_before = len(game.events)
         obs, reward, terminated, truncated, _ = env.step(int(legal[picker.integers(len(legal))]))

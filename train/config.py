@@ -58,6 +58,7 @@ class TrainConfig:
     imitate: str = "expert"
     imitation_steps: int = 200_000
     imitation_epochs: int = 4
+    imitation_learning_rate: float = 1e-3
     # evaluation and checkpoints
     eval_every: int = 100_000
     eval_boards: int = 100

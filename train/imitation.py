@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import agents
+from allfours_env import OBS_SIZE
 
 from .config import TrainConfig
 from .team_env import TeamEnv
@@ -42,7 +43,7 @@ def record(config: TrainConfig, seed: int) -> Demonstrations:
         done = False
         while not done:
             mask = env.action_masks().astype(bool)
-            action = teacher.act({"observation": obs, "action_mask": mask.astype(np.int8)})
+            action = teacher.act({"observation": obs[:OBS_SIZE], "action_mask": mask.astype(np.int8)})
             obs_list.append(obs)
             mask_list.append(mask)
             action_list.append(action)
@@ -67,6 +68,8 @@ def fit(policy, data: Demonstrations, config: TrainConfig, seed: int) -> dict[st
     rng = np.random.default_rng(seed)
     n = len(data.actions)
     policy.set_training_mode(True)
+    for group in policy.optimizer.param_groups:  # PPO resets the rate from its own schedule at each update
+        group["lr"] = config.imitation_learning_rate
     metrics: dict[str, float] = {}
     for _ in range(config.imitation_epochs):
         order = rng.permutation(n)

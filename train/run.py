@@ -107,6 +107,9 @@ class Trainer(BaseCallback):
         for snapshot in self.snapshots:
             self.training_env.env_method("update_pool", snapshot, True)
         self._send_weights(snapshot=False)
+        if self.num_timesteps == 0:  # the starting point of the learning curve
+            self.evaluate()
+            self._print_progress()
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:

@@ -4,6 +4,9 @@ The learner plays both seats of its team with one shared policy; the other team 
 opponent drawn from a pool at every reset. Each ``step`` applies the learner's action, then lets
 the opponents play until it is the learner's turn again or the match is over.
 
+Observations are the policy input of :mod:`agents.features`: the seat's observation followed by
+derived features, so a trained policy plays as :class:`agents.policy.PolicyBot` unchanged.
+
 Rewards are read from the PettingZoo env's per-step ``rewards`` of one learner agent after every
 step, the learner's and the opponents', and summed until the learner's next decision. Each award
 is therefore counted once for the team (not once per seat), awards falling on opponents' turns
@@ -20,6 +23,7 @@ import numpy as np
 
 import allfours_env
 from agents.base import Bot
+from agents.features import INPUT_SIZE, policy_input
 
 OpponentFactory = Callable[[np.random.Generator], Bot]
 _STATE_FIELDS = ("aec", "team", "opponent", "_pending", "_mask")
@@ -36,8 +40,7 @@ class TeamEnv(gym.Env):
         self.aec = allfours_env.raw_env(reward=reward, **self.rules)
         self.scale = 1.0 / self.aec.rules.target_score if reward == "points" else 1.0
         self.opponent_factory = opponent_factory
-        space = self.aec.observation_space("player_0")
-        self.observation_space = space["observation"]
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (INPUT_SIZE,), np.float32)
         self.action_space = self.aec.action_space("player_0")
         self.team = 0
         self.opponent: Bot | None = None
@@ -94,10 +97,10 @@ class TeamEnv(gym.Env):
             agent = aec.agent_selection
             if aec.terminations[agent]:
                 self._mask = np.zeros_like(self._mask)
-                return aec.observe(f"player_{self.team}")["observation"]
+                return policy_input(aec.observe(f"player_{self.team}")["observation"], self._mask)
             obs = aec.observe(agent)
             if int(agent[-1]) % 2 == self.team:
                 self._mask = obs["action_mask"]
-                return obs["observation"]
+                return policy_input(obs["observation"], self._mask)
             aec.step(self.opponent.act(obs))
             self._collect()
