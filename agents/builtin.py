@@ -1,6 +1,24 @@
 """Registers the bots that ship with the project under their short names."""
 
+from pathlib import Path
+
 from .base import register
+from .expert import ExpertBot
+from .policy import PolicyBot
 from .random_bot import RandomBot
+from .rule_based import RuleBasedBot
 
 register("random", RandomBot)
+register("rule_based", RuleBasedBot)
+register("expert", ExpertBot)
+
+
+PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v0.npz"
+
+
+def pretrained() -> PolicyBot:
+    """The policy shipped with the package, trained by ``python -m train`` (configs/default.yaml)."""
+    return PolicyBot.from_file(PRETRAINED, name="pretrained")
+
+
+register("pretrained", pretrained)

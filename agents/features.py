@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from allfours_env import OBS_SIZE, View, decode
+from allfours_env import OBS_SIZE, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of,
 )
 
-from .hand_reading import beaters, beats, highest, lowest
+from .hand_reading import beaters, beats, highest, lowest, voids
 
 PER_CARD = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack")
 GLOBAL = (
@@ -31,18 +31,6 @@ N_FEATURES = len(PER_CARD) * N_CARDS + len(GLOBAL)
 INPUT_SIZE = OBS_SIZE + N_FEATURES
 _CARD_VALUE = np.array(CARD_GAME_VALUE, dtype=np.float32) / 10.0
 _CARD_RANK = np.array([c % N_RANKS for c in range(N_CARDS)], dtype=np.float32) / (N_RANKS - 1)
-
-
-def voids(view: View, trump: int | None) -> list[int]:
-    """Per relative seat, a bit set of suits it has shown it lacks (failed to follow)."""
-    out = [0] * N_SEATS
-    for trick in view.tricks:
-        led = trick[0][1] // N_RANKS
-        for seat, card in trick[1:]:
-            suit = card // N_RANKS
-            if suit != led and (led == trump or suit != trump):
-                out[seat] |= 1 << led
-    return out
 
 
 def _bits_to_array(bits: int) -> np.ndarray:
