@@ -60,7 +60,10 @@ Rewards
     whoever's turn it was; PettingZoo accumulates it until each agent's next turn.
 
 Arguments
-    ``render_mode``: None, "ansi" (``render()`` returns text) or "human" (prints it).
+    ``render_mode``: None, "ansi" (``render()`` returns the table as text), "human" (prints it
+    after every step) or "rgb_array" (``render()`` returns a picture of the table, a new
+    uint8[720, 960, 3] RGB array drawn by :mod:`allfours_env.picture`; needs Pillow). Every mode
+    shows what the seat to act may see (seat 0's view once the deal or match is over).
     ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
     (the episode ends after one deal is scored, or earlier if the match ends; with
     ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
@@ -113,7 +116,12 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     """All Fours as a PettingZoo AECEnv; the module docstring is its documentation."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "allfours_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "name": "allfours_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(self, render_mode: str | None = None, reward: str = "match", episode: str = "match", **rules: Any):
         super().__init__()
@@ -229,9 +237,9 @@ class raw_env(AECEnv):
     def state(self) -> np.ndarray:
         return encode_state(self.game)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'")
             return None
         game = self.game
         seat = game.current if game.current >= 0 else 0
@@ -242,7 +250,12 @@ class raw_env(AECEnv):
             status = f"Deal over: score {game.scores[0]}-{game.scores[1]}"
         else:
             status = f"player_{seat} to act"
-        text = render_text(decode(encode(game, seat)), seat, status)
+        view = decode(encode(game, seat))
+        if self.render_mode == "rgb_array":
+            from .picture import render_picture  # needs Pillow, only for this mode
+
+            return render_picture(view, seat, status)
+        text = render_text(view, seat, status)
         if self.render_mode == "human":
             print(text + "\n")
             return None
