@@ -29,7 +29,7 @@ import torch
 import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, save_weights, weights_from_policy
@@ -52,7 +52,8 @@ def make_env(config: TrainConfig) -> TeamEnv:
 
 def make_vec_env(config: TrainConfig) -> VecEnv:
     fns = [lambda: make_env(config) for _ in range(config.n_envs)]
-    return SubprocVecEnv(fns, start_method="fork") if config.subprocess_envs else DummyVecEnv(fns)
+    vec_env = SubprocVecEnv(fns, start_method="fork") if config.subprocess_envs else DummyVecEnv(fns)
+    return VecMonitor(vec_env)  # episode returns and lengths for rollout/ep_rew_mean
 
 
 def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
@@ -109,6 +110,7 @@ class Trainer(BaseCallback):
         self._send_weights(snapshot=False)
         if self.num_timesteps == 0:  # the starting point of the learning curve
             self.evaluate()
+            self.logger.dump(0)
             self._print_progress()
 
     def _on_step(self) -> bool:
@@ -135,10 +137,14 @@ class Trainer(BaseCallback):
         if steps >= self.next_checkpoint:
             self.next_checkpoint += self.config.checkpoint_every
             self.checkpoint()
+        self.logger.dump(steps)  # the last update's train/* values and the above, at this step
         if evaluated or time.monotonic() - self._last_print >= PROGRESS_SECONDS:
             self._print_progress()
 
     def _on_training_end(self) -> None:
+        self.evaluate()
+        self.logger.dump(self.num_timesteps)
+        self._print_progress()
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
 
     # -- the pieces
