@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from .cards import N_SEATS
@@ -85,3 +86,32 @@ def _is_int(value: Any) -> bool:
 
 RULE_KEYS = tuple(f.name for f in dataclasses.fields(Rules))
 DEFAULT_RULES = Rules()
+
+
+TRUE_WORDS = ("true", "yes", "on")
+FALSE_WORDS = ("false", "no", "off")
+
+
+def parse_rule_value(text: str) -> int | bool | str:
+    """``"7"`` -> 7, ``"true"``/``"false"`` (also yes/no, on/off) -> bool, anything else stays text."""
+    lowered = text.strip().lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse_rule_options(options: Sequence[str]) -> dict[str, Any]:
+    """Command-line ``--rule KEY=VALUE`` options -> keyword arguments, validated by ``Rules.from_kwargs``."""
+    rules: dict[str, Any] = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--rule expects KEY=VALUE, got {option!r}; keys: {', '.join(RULE_KEYS)}")
+        rules[key.strip()] = parse_rule_value(value)
+    Rules.from_kwargs(**rules)  # a clear ValueError for an unknown key or a bad value
+    return rules

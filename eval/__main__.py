@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from allfours_env.rules import RULE_KEYS, Rules
+from allfours_env.rules import parse_rule_options
 
 from .api import plan_round_robin, play_plan
 from .report import format_report, write_outputs
@@ -20,33 +20,6 @@ from .stats import BOOTSTRAP_RESAMPLES
 
 DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
-TRUE_WORDS = ("true", "yes", "on")
-FALSE_WORDS = ("false", "no", "off")
-
-
-def parse_rule_value(text: str) -> int | bool | str:
-    """``"7"`` -> 7, ``"true"``/``"false"`` (also yes/no, on/off) -> bool, anything else stays text."""
-    lowered = text.strip().lower()
-    if lowered in TRUE_WORDS:
-        return True
-    if lowered in FALSE_WORDS:
-        return False
-    try:
-        return int(text)
-    except ValueError:
-        return text.strip()
-
-
-def parse_rules(options: Sequence[str]) -> dict[str, Any]:
-    """``["target_score=7", ...]`` -> ``{"target_score": 7, ...}``, validated by ``Rules.from_kwargs``."""
-    rules: dict[str, Any] = {}
-    for option in options:
-        key, sep, value = option.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--rule expects KEY=VALUE, got {option!r}; keys: {', '.join(RULE_KEYS)}")
-        rules[key.strip()] = parse_rule_value(value)
-    Rules.from_kwargs(**rules)  # a clear ValueError for an unknown key or a bad value
-    return rules
 
 
 def _count(minimum: int) -> Any:
@@ -109,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = plan_round_robin(
             args.bots,
             boards=args.boards,
-            rules=parse_rules(args.rule),
+            rules=parse_rule_options(args.rule),
             workers=args.workers,
             deals=args.deals,
             first_board=args.first_board,

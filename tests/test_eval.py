@@ -13,7 +13,8 @@ import eval as ev
 from allfours_env import decode
 from allfours_env.rules import DEFAULT_RULES, Rules
 from eval import play
-from eval.__main__ import main, parse_rule_value
+from allfours_env.rules import parse_rule_value
+from eval.__main__ import main
 from eval.boards import EVAL_NAMESPACE, make_board
 from eval.play import play_board
 from eval.stats import bootstrap_bradley_terry, bradley_terry, mean_interval, wilson_interval
