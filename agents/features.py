@@ -14,7 +14,7 @@ import numpy as np
 
 from allfours_env import OBS_SIZE, decode
 from allfours_env.cards import (
-    CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of,
+    CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of,
 )
 
 from .hand_reading import beaters, beats, highest, lowest, voids

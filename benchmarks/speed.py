@@ -106,7 +106,7 @@ def main() -> None:
     results = {name: run() for name, run in runs.items()}
     rate = {name: d / s for name, (d, _, s) in results.items()}
     ours = rate["allfours env() (AEC, obs + mask)"]
-    print(f"| env | decisions/s | episodes/s | allfours env() / this |")
+    print("| env | decisions/s | episodes/s | allfours env() / this |")
     print("|---|---:|---:|---:|")
     for name, (d, e, s) in results.items():
         print(f"| {name} | {d / s:,.0f} | {e / s:,.1f} | {ours / rate[name]:.2f}x |")

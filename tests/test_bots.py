@@ -13,8 +13,9 @@ from allfours_env.cards import FULL_DECK, SUIT_MASK, bits_of
 from allfours_env.engine import DEAL_OVER, PLAY, Game
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
+from tests.deck_builder import build_deck
 
-BOTS = ("random", "rule_based", "expert")
+BOTS = ("random", "rule_based", "expert", "pretrained")
 VARIANTS = (
     {},
     {"undertrump": "forbidden_unless_all_trumps", "stand_requires_trump": True, "give_one_requires_trump": True,
@@ -51,17 +52,8 @@ DEALER = 0  # so seat 1 is the beggar and leads the first trick
 
 
 def build_game(hands: dict[int, str], kick: str, scores: tuple[int, int] = (0, 0)) -> Game:
-    """A deal with dealer 0: ``hands`` gives seats' six cards as text, the rest is filled in."""
-    fixed = {parse_card(c) for text in hands.values() for c in text.split()} | {parse_card(kick)}
-    spare = iter(c for c in range(52) if c not in fixed)
-    deck = [0] * 52
-    for seat in range(4):
-        dealt = cards(hands.get(seat, ""))
-        dealt += [next(spare) for _ in range(6 - len(dealt))]
-        for j, card in enumerate(dealt):
-            deck[4 * j + (seat - DEALER - 1) % 4] = card  # deck[k] goes to seat (dealer + 1 + k) % 4
-    deck[24] = parse_card(kick)
-    deck[25:] = list(spare)
+    """A deal with dealer 0: ``hands`` gives seats' cards as text, the rest is filled in."""
+    deck = build_deck(dealer=DEALER, hands={seat: text.split() for seat, text in hands.items()}, kicks=[kick])
     return Game(Rules(), decks=[deck], dealer=DEALER, scores=scores)
 
 
@@ -82,7 +74,9 @@ def test_bots_are_registered():
 
 
 @pytest.mark.parametrize("rules", VARIANTS)
-@pytest.mark.parametrize("pair", [("rule_based", "random"), ("expert", "rule_based"), ("expert", "expert")])
+@pytest.mark.parametrize(
+    "pair", [("rule_based", "random"), ("expert", "rule_based"), ("expert", "expert"), ("pretrained", "rule_based")]
+)
 def test_bots_only_play_legal_actions(pair, rules):
     a, b = pair
     for seed in range(20):
