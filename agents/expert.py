@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from allfours_env import BEG, GIVE_ONE, RUN, STAND, View, decode
+from allfours_env import BEG, GIVE_ONE, RUN, STAND, View
 from allfours_env.cards import (
     CARD_GAME_VALUE,
-    N_CARDS,
     N_RANKS,
     N_SEATS,
     N_SUITS,
@@ -30,7 +29,6 @@ from allfours_env.cards import (
     cards_of,
 )
 
-from .base import Observation
 from .hand_reading import (
     NEXT,
     PARTNER,
@@ -47,7 +45,7 @@ from .hand_reading import (
     highest,
     is_ours,
     lowest,
-    mask_bits,
+    PhaseBot,
     read_trick,
     trump_jack,
     unseen,
@@ -198,25 +196,16 @@ def _point_weights(scores: tuple[int, int], target: int) -> _Weights:
 # ---------------------------------------------------------------- the bot
 
 
-class ExpertBot:
+class ExpertBot(PhaseBot):
     name = "expert"
 
-    def reset(self, seed: int | None = None) -> None:
-        """Deterministic and without memory: the seed is not used."""
+    def stand_or_beg(self, view: View, legal: int) -> int:
+        return _stand_or_beg(view, legal)
 
-    def act(self, observation: Observation) -> int:
-        legal = mask_bits(observation["action_mask"])
-        if not legal:
-            raise ValueError("no legal action in the mask: this agent is not the one to act")
-        view = decode(observation)
-        if view.phase == "stand_or_beg":
-            return _stand_or_beg(view, legal)
-        if view.phase == "give_or_run":
-            return _give_or_run(view, legal)
-        return self._play(view, legal & ((1 << N_CARDS) - 1))
+    def give_or_run(self, view: View, legal: int) -> int:
+        return _give_or_run(view, legal)
 
-    @staticmethod
-    def _play(view: View, legal: int) -> int:
+    def play(self, view: View, legal: int) -> int:
         if legal & (legal - 1) == 0:
             return highest(legal)
         table = _read_table(view, view.trump, voids(view, view.trump))

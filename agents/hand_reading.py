@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from allfours_env import View
+from allfours_env import View, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE,
     FULL_DECK,
@@ -164,3 +164,33 @@ def voids(view: View, trump: int | None) -> tuple[int, int, int, int]:
             if suit != led and (led == trump or suit != trump):
                 out[seat] |= 1 << led
     return tuple(out)
+
+
+class PhaseBot:
+    """Base of the deterministic heuristic bots: one method per phase, given the decoded view
+    and the legal actions as a bit set (cards only in the play phase)."""
+
+    name = "phase_bot"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Deterministic and without memory: the seed is not used."""
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        legal = mask_bits(observation["action_mask"])
+        if not legal:
+            raise ValueError("no legal action in the mask: this agent is not the one to act")
+        view = decode(observation)
+        if view.phase == "stand_or_beg":
+            return self.stand_or_beg(view, legal)
+        if view.phase == "give_or_run":
+            return self.give_or_run(view, legal)
+        return self.play(view, legal & FULL_DECK)  # the card actions
+
+    def stand_or_beg(self, view: View, legal: int) -> int:
+        raise NotImplementedError
+
+    def give_or_run(self, view: View, legal: int) -> int:
+        raise NotImplementedError
+
+    def play(self, view: View, legal: int) -> int:
+        raise NotImplementedError

@@ -8,10 +8,9 @@ broken by card index.
 
 from __future__ import annotations
 
-from allfours_env import BEG, GIVE_ONE, RUN, STAND, View, decode
-from allfours_env.cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, RANK_ACE, SUIT_MASK, cards_of
+from allfours_env import BEG, GIVE_ONE, RUN, STAND, View
+from allfours_env.cards import CARD_GAME_VALUE, N_RANKS, RANK_ACE, SUIT_MASK, cards_of
 
-from .base import Observation
 from .hand_reading import (
     TENS,
     Trick,
@@ -21,7 +20,7 @@ from .hand_reading import (
     highest,
     is_ours,
     lowest,
-    mask_bits,
+    PhaseBot,
     read_trick,
     trump_jack,
     unseen,
@@ -33,26 +32,12 @@ GIVE_RANK = RANK_KING  # the dealer keeps the suit (gives one) with its king or 
 GIVE_COUNT = 3  # ...or with this many trumps
 
 
-class RuleBasedBot:
+class RuleBasedBot(PhaseBot):
     name = "rule_based"
-
-    def reset(self, seed: int | None = None) -> None:
-        """Deterministic: the seed is not used."""
-
-    def act(self, observation: Observation) -> int:
-        legal = mask_bits(observation["action_mask"])
-        if not legal:
-            raise ValueError("no legal action in the mask: this agent is not the one to act")
-        view = decode(observation)
-        if view.phase == "stand_or_beg":
-            return self._stand_or_beg(view, legal)
-        if view.phase == "give_or_run":
-            return self._give_or_run(view, legal)
-        return self._play(view, legal & ((1 << N_CARDS) - 1))
 
     # ------------------------------------------------------------ before play
 
-    def _stand_or_beg(self, view: View, legal: int) -> int:
+    def stand_or_beg(self, view: View, legal: int) -> int:
         suit = view.kick // N_RANKS
         trumps = view.hand_bits & SUIT_MASK[suit]
         high = trumps and highest(trumps) % N_RANKS >= STAND_RANK
@@ -60,7 +45,7 @@ class RuleBasedBot:
         want = STAND if high or covered_jack else BEG
         return want if legal >> want & 1 else STAND + BEG - want  # the other one
 
-    def _give_or_run(self, view: View, legal: int) -> int:
+    def give_or_run(self, view: View, legal: int) -> int:
         suit = view.kick // N_RANKS
         trumps = view.hand_bits & SUIT_MASK[suit]
         strong = trumps and (highest(trumps) % N_RANKS >= GIVE_RANK or trumps.bit_count() >= GIVE_COUNT)
@@ -71,7 +56,7 @@ class RuleBasedBot:
 
     # ------------------------------------------------------------ trick play
 
-    def _play(self, view: View, legal: int) -> int:
+    def play(self, view: View, legal: int) -> int:
         if legal & (legal - 1) == 0:
             return lowest(legal)
         trump = view.trump
