@@ -14,6 +14,7 @@ The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -215,7 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     # No --seed: a fresh seed from the operating system, printed so the match can be replayed.
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % SEED_RANGE)
-    return play(input, print, args.seat, bots, seed, rules)
+    try:
+        return play(input, print, args.seat, bots, seed, rules)
+    except BrokenPipeError:  # the output was piped into a reader that stopped (e.g. | head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
 
 
 if __name__ == "__main__":
