@@ -16,6 +16,7 @@ from allfours_env.cards import cards_of, team_of
 from allfours_env.engine import AWARD_KINDS, PLAY, Game
 from allfours_env.observation import LAYOUT, OBS_SIZE, STATE_SIZE, encode, layout_table
 from tests.deck_builder import build_deck
+from tests.hidden_hands import hidden_swaps, mid_play_game
 
 
 def play_random(env, seed: int, max_steps: int = 100_000) -> list[int]:
@@ -256,16 +257,9 @@ def tricks_of_deal(game: Game) -> list[list[tuple[int, int]]]:
 
 def test_observation_hides_other_hands():
     """Swapping two unplayed cards between two other players' hands leaves the observation unchanged."""
-    game = Game(allfours_env.Rules(), np.random.default_rng(3))
-    for _ in range(7):
-        game.step(game.legal_actions()[0])
+    game = mid_play_game()
     observer = game.current
-    for a, b in (((observer + 1) % 4, (observer + 3) % 4), ((observer + 1) % 4, (observer + 2) % 4)):
-        swapped = copy.deepcopy(game)
-        ca, cb = game.hand(a)[0], game.hand(b)[-1]
-        swapped.hands[a] ^= 1 << ca | 1 << cb
-        swapped.hands[b] ^= 1 << ca | 1 << cb
-        assert swapped.hands != game.hands
+    for swapped in hidden_swaps(game, observer):
         np.testing.assert_array_equal(encode(swapped, observer), encode(game, observer))
 
 

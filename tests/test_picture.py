@@ -14,6 +14,7 @@ from allfours_env import decode
 from allfours_env.engine import Game
 from allfours_env.observation import encode
 from allfours_env.picture import FRAME_SHAPE, hand_counts, render_picture
+from tests.hidden_hands import hidden_swaps, mid_play_game
 
 SAMPLE_EVERY = 9  # render every Nth step of a match: enough to meet every phase, and fast
 
@@ -66,17 +67,10 @@ def test_picture_differs_when_the_hand_to_act_differs():
 
 def test_picture_hides_other_hands():
     """Swapping two unplayed cards between two other players' hands leaves the picture unchanged."""
-    game = Game(allfours_env.Rules(), np.random.default_rng(3))
-    for _ in range(7):
-        game.step(game.legal_actions()[0])
+    game = mid_play_game()
     observer = game.current
     before = picture(game, observer)
-    for a, b in (((observer + 1) % 4, (observer + 3) % 4), ((observer + 1) % 4, (observer + 2) % 4)):
-        swapped = copy.deepcopy(game)
-        ca, cb = game.hand(a)[0], game.hand(b)[-1]
-        swapped.hands[a] ^= 1 << ca | 1 << cb
-        swapped.hands[b] ^= 1 << ca | 1 << cb
-        assert swapped.hands != game.hands
+    for swapped in hidden_swaps(game, observer):
         np.testing.assert_array_equal(picture(swapped, observer), before)
 
 
