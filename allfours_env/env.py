@@ -21,7 +21,7 @@ Actions: ``Discrete(56)``
     An illegal action raises ``ValueError`` naming the agent, the action and the legal
     actions, and changes nothing.
 
-Observation: ``{"observation": float32[969], "action_mask": int8[56]}``
+Observation: ``{"observation": float32[986], "action_mask": int8[56]}``
     Seats are relative to the observer (0 self, 1 next, 2 partner, 3 previous); teams are
     "own" then "other". The mask is all zero when the agent is not the one to act.
 
@@ -46,10 +46,25 @@ Observation: ``{"observation": float32[969], "action_mask": int8[56]}``
     964..965   2     scores       own team, other team score / target_score, capped at 1
     966        1     target       1 / target_score
     967..968   2     game_points  game points won this deal, own team, other team / 80
+    969..985   17    rules        the rule variant (docs/rules.md A0), constant for a match:
+                                  [0..1] kick_points trinidad, tobago; [2] hang_jack_points
+                                  / target_score; [3] game_points / target_score; [4..6]
+                                  game_tie none, non_dealer, dealer; [7..9] undertrump
+                                  allowed, forbidden_unless_all_trumps,
+                                  forbidden_when_can_follow; [10..11]
+                                  give_one_to_reach_target forbidden, allowed; [12]
+                                  give_one_requires_trump; [13] stand_requires_trump; [14..15]
+                                  exhausted_pack kick_remaining, redeal; [16]
+                                  single_trump_counts_high_and_low. target_score is in
+                                  ``target``; first_dealer and deal_batch change neither play
+                                  nor scoring and are left out
     =========  ====  ============ ========================================================
 
-    :func:`allfours_env.decode` turns an observation back into a readable ``View``.
-    ``state()`` (``state_space``: float32[1233]) is the full state for centralized critics:
+    Every value lies in [0, 1], except hang_jack_points and game_points in ``rules`` when they
+    exceed target_score (the observation space's upper bound follows the env's rules).
+    :func:`allfours_env.decode` turns an observation back into a readable ``View``; its
+    ``rules`` field is the variant (a ``Rules``).
+    ``state()`` (``state_space``: float32[1250]) is the full state for centralized critics:
     all four hands by absolute seat, the undealt stock, the seat to act, seat 0's observation.
 
 Rewards
@@ -93,7 +108,7 @@ from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
 from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
-from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask
+from .observation import LAYOUT, OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, rules_block
 from .render import render_text
 from .rules import Rules
 
@@ -136,15 +151,18 @@ class raw_env(AECEnv):
         self.reward_mode = reward
         self.episode_mode = episode
         self.possible_agents = list(AGENTS)
+        high = np.ones(OBS_SIZE, dtype=np.float32)
+        high[LAYOUT["rules"].slice] = np.maximum(1.0, rules_block(self.rules))  # points above the target
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                "observation": spaces.Box(0.0, high, (OBS_SIZE,), np.float32),
                 "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
-        self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), np.float32)
+        state_high = np.concatenate([np.ones(STATE_SIZE - OBS_SIZE, dtype=np.float32), high])  # obs comes last
+        self.state_space = spaces.Box(0.0, state_high, (STATE_SIZE,), np.float32)
         self.np_random: np.random.Generator | None = None
         self.game: Game | None = None
         self.agents = []
