@@ -410,7 +410,8 @@ def layout_table() -> str:
     """The observation layout as a Markdown table (for the docs)."""
     rows = ["| index | size | name | meaning |", "|---|---|---|---|"]
     for p in LAYOUT.values():
-        rows.append(f"| {p.offset}..{p.offset + p.size - 1} | {p.size} | `{p.name}` | {p.meaning} |")
+        index = f"{p.offset}..{p.offset + p.size - 1}" if p.size > 1 else f"{p.offset}"
+        rows.append(f"| {index} | {p.size} | `{p.name}` | {p.meaning} |")
     return "\n".join(rows)
 
 
