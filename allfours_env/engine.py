@@ -65,13 +65,16 @@ AWARD_KINDS = (KICK, GAVE_ONE, HIGH, LOW, JACK, HANG_JACK, GAME)
 
 
 class Event(NamedTuple):
-    """One thing that happened. ``seat``/``team``/``card`` are -1 where they do not apply.
+    """One thing that happened. ``seat``/``team``/``card``/``suit``/``deal`` are -1 where they do
+    not apply; ``points`` is what an award scored (0 for every other kind).
 
-    deal: seat = dealer, points = deal number; kick: seat = dealer, team = dealer's team;
-    give_one: seat = dealer, team = beggar's team; trump: card = trump suit; play: seat plays
-    card; trick: seat = winner, card = winning card; high/low/jack: seat = holder, card = that
-    trump; hang_jack: seat = trick winner, card = the jack; game: team with more game points;
-    match_end: team = winner.
+    deal: seat = dealer, deal = its number (1-based, a redeal counts); kick: seat = dealer,
+    team = dealer's team, card = the kick, points = its kick points; stand/beg/run: seat = who
+    decided; give_one: seat = dealer, team = beggar's team; redeal: seat = dealer; trump: suit =
+    the trump suit; play: seat plays card; trick: seat = winner, team = its team, card =
+    winning card; high/low/jack: seat = holder, card = that trump; hang_jack: seat = trick
+    winner, card = the jack; game: team with more game points; deal_end: seat = dealer, deal =
+    its number; match_end: team = winner.
     """
 
     kind: str
@@ -79,6 +82,8 @@ class Event(NamedTuple):
     team: int = -1
     points: int = 0
     card: int = -1
+    suit: int = -1
+    deal: int = -1
 
 
 class IllegalActionError(ValueError):
@@ -347,7 +352,7 @@ class Game:
         self._legal = -1
         self.phase = STAND_OR_BEG
         self.current = -1
-        self.events.append(Event(DEAL, self.dealer, points=self.deal_number))
+        self.events.append(Event(DEAL, self.dealer, deal=self.deal_number))
         self._turn_kick()
         self.current = self.beggar
 
@@ -388,7 +393,7 @@ class Game:
     def _start_play(self, trump: int) -> None:
         """Fix the trump and take the A8.2 snapshot of who holds High, Low and the Jack."""
         self.trump = trump
-        self.events.append(Event(TRUMP, card=trump))
+        self.events.append(Event(TRUMP, suit=trump))
         mask = SUIT_MASK[trump]
         hands = self.hands
         in_hands = (hands[0] | hands[1] | hands[2] | hands[3]) & mask
@@ -484,7 +489,7 @@ class Game:
         elif g0 > 0 and rules.game_tie != "none":
             dealer_team = self.dealer % 2
             self._award(dealer_team if rules.game_tie == "dealer" else 1 - dealer_team, rules.game_points, GAME)
-        self.events.append(Event(DEAL_END, self.dealer, points=self.deal_number))
+        self.events.append(Event(DEAL_END, self.dealer, deal=self.deal_number))
         self.current = -1
         if self.single_deal:
             self.phase = DEAL_OVER
