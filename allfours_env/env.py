@@ -78,7 +78,9 @@ Arguments
     ``render_mode``: None, "ansi" (``render()`` returns the table as text), "human" (prints it
     after every step) or "rgb_array" (``render()`` returns a picture of the table, a new
     uint8[720, 960, 3] RGB array drawn by :mod:`allfours_env.picture`; needs Pillow). Every mode
-    shows what the seat to act may see (seat 0's view once the deal or match is over).
+    shows what one seat may see: ``render_seat`` (default None: the seat to act, seat 0 once
+    the deal or match is over; a seat 0..3: always that seat, at the bottom of the picture, so
+    a recorded match does not turn with every decision).
     ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
     (the episode ends after one deal is scored, or earlier if the match ends; with
     ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
@@ -138,16 +140,28 @@ class raw_env(AECEnv):
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, reward: str = "match", episode: str = "match", **rules: Any):
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        reward: str = "match",
+        episode: str = "match",
+        render_seat: int | None = None,
+        **rules: Any,
+    ):
         super().__init__()
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if render_seat is not None:
+            if isinstance(render_seat, bool) or not isinstance(render_seat, int | np.integer) or not 0 <= render_seat < N_SEATS:
+                raise ValueError(f"render_seat must be None (the seat to act) or a seat 0..3, got {render_seat!r}")
+            render_seat = int(render_seat)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         self.rules = Rules.from_kwargs(**rules)
         self.render_mode = render_mode
+        self.render_seat = render_seat
         self.reward_mode = reward
         self.episode_mode = episode
         self.possible_agents = list(AGENTS)
@@ -260,14 +274,15 @@ class raw_env(AECEnv):
             logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'")
             return None
         game = self.game
-        seat = game.current if game.current >= 0 else 0
-        status = ""
+        seat = self.render_seat
+        if seat is None:
+            seat = game.current if game.current >= 0 else 0
         if game.phase == MATCH_OVER:
             status = f"Match over: team {game.winner} wins {game.scores[0]}-{game.scores[1]}"
         elif game.phase == DEAL_OVER:
             status = f"Deal over: score {game.scores[0]}-{game.scores[1]}"
         else:
-            status = f"player_{seat} to act"
+            status = f"player_{game.current} to act"
         view = decode(encode(game, seat))
         if self.render_mode == "rgb_array":
             from .picture import render_picture  # needs Pillow, only for this mode

@@ -285,3 +285,21 @@ def test_render_ansi_and_human(capsys):
     human.reset(seed=0)
     human.step(allfours_env.BEG)
     assert "phase give_or_run" in capsys.readouterr().out
+
+
+def test_render_seat_shows_that_seat_whoever_acts():
+    env = allfours_env.env(render_mode="ansi", render_seat=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        game = env.unwrapped.game
+        text = env.render()
+        assert f"Hand of player_2: {' '.join(allfours_env.card_text(c) for c in game.hand(2))}" in text
+        assert text.endswith(f"player_{game.current} to act")
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+
+
+@pytest.mark.parametrize("render_seat", [4, -1, True, "0", 1.0])
+def test_bad_render_seat_is_refused(render_seat):
+    with pytest.raises(ValueError, match="render_seat must be None"):
+        allfours_env.env(render_mode="ansi", render_seat=render_seat)
