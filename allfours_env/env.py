@@ -100,6 +100,7 @@ Version history
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -122,7 +123,7 @@ SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The environment in PettingZoo's order-enforcing wrapper. Arguments: see :class:`raw_env`.
+    """The environment in PettingZoo's order-enforcing wrapper; arguments as :class:`raw_env`.
 
     Illegal or out-of-range actions are rejected by the env itself with a ValueError that lists
     the legal actions, so no TerminateIllegal or AssertOutOfBounds wrapper is added.
@@ -131,7 +132,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):
-    """All Fours as a PettingZoo AECEnv; the module docstring is its documentation."""
+    """All Fours as a PettingZoo AECEnv, without the order-enforcing wrapper that :func:`env` adds."""
 
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
@@ -297,3 +298,9 @@ class raw_env(AECEnv):
     def close(self) -> None:
         pass
 
+
+# help(env) and help(raw_env) show the whole documentation: each one's own summary, then the
+# module docstring (one text, so the two cannot drift apart).
+if __doc__:  # None under python -OO
+    env.__doc__ = f"{inspect.cleandoc(env.__doc__)}\n\n{__doc__}"
+    raw_env.__doc__ = f"{inspect.cleandoc(raw_env.__doc__)}\n\n{__doc__}"

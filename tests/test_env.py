@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import pydoc
 import re
 
 import numpy as np
@@ -303,3 +304,13 @@ def test_render_seat_shows_that_seat_whoever_acts():
 def test_bad_render_seat_is_refused(render_seat):
     with pytest.raises(ValueError, match="render_seat must be None"):
         allfours_env.env(render_mode="ansi", render_seat=render_seat)
+
+
+@pytest.mark.parametrize("documented", [allfours_env.env, allfours_env.raw_env])
+def test_help_shows_the_full_documentation(documented):
+    text = pydoc.render_doc(documented, renderer=pydoc.plaintext)
+    for heading in ("Agents", "Actions: ``Discrete(56)``", "Observation:", "Rewards", "Arguments", "Reset options"):
+        assert re.search(rf"^[ |]*{re.escape(heading)}", text, re.M), heading
+    assert "render_seat" in text and f"float32[{OBS_SIZE}]" in text
+    for piece in LAYOUT.values():
+        assert re.search(rf"\s{piece.size}\s+{piece.name}\s", text), piece.name
