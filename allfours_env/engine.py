@@ -1,8 +1,8 @@
 """The pure All Fours engine: Trinidad rules, no PettingZoo, no Gymnasium.
 
-Rules: ``RULES.md`` of this project (Part A; A0 variants in :mod:`allfours_env.rules`), drawn from
+Rules: ``docs/rules.md`` of this repository (Part A; A0 variants in :mod:`allfours_env.rules`), drawn from
 the cardgames.zone and novelgames rule pages, pagat's "All Fours in Trinidad" and the BGA
-"Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into RULES.md.
+"Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into docs/rules.md.
 
 A :class:`Game` is one match. Every decision is a call to :meth:`Game.step` by the seat in
 :attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN (dealer), or a card. Dealing, kicks,
@@ -30,7 +30,7 @@ from .cards import (
 )
 from .rules import DEFAULT_RULES, KICK_POINTS, Rules
 
-# Action ids (RULES.md "Engine conventions"): 0..51 play that card, then the four decisions.
+# Action ids (docs/rules.md "Engine conventions"): 0..51 play that card, then the four decisions.
 STAND, BEG, GIVE_ONE, RUN = 52, 53, 54, 55
 N_ACTIONS = 56
 DECISION_NAMES = {STAND: "STAND", BEG: "BEG", GIVE_ONE: "GIVE_ONE", RUN: "RUN"}
@@ -128,7 +128,7 @@ _DEAL_SEATS = {
 
 
 class Game:
-    """One match of All Fours. See the module docstring; RULES.md is the specification."""
+    """One match of All Fours. See the module docstring; docs/rules.md is the specification."""
 
     def __init__(
         self,

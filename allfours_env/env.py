@@ -1,6 +1,6 @@
 """All Fours (Trinidad and Tobago) as a four-agent PettingZoo AEC environment.
 
-The env translates; the rules live in :mod:`allfours_env.engine` (specification: RULES.md).
+The env translates; the rules live in :mod:`allfours_env.engine` (specification: docs/rules.md).
 
 Agents
     ``player_0`` .. ``player_3``; seat ``s`` is ``player_s``. Play and deal go to the right
@@ -84,7 +84,7 @@ Arguments
     ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
     (the episode ends after one deal is scored, or earlier if the match ends; with
     ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
-    Rule variants: the keys of RULES.md table A0 as keyword arguments, e.g.
+    Rule variants: the keys of docs/rules.md table A0 as keyword arguments, e.g.
     ``env(target_score=7, undertrump="forbidden_unless_all_trumps")``.
 
 Reset options
