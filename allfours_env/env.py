@@ -95,6 +95,7 @@ Reset options
     ``env.unwrapped.game`` the engine (its ``events`` list is the log of the match).
 
 Version history
+    v1: the observation ends with the ``rules`` block (986 floats, was 969); ``render_seat``.
     v0: first release.
 """
 
@@ -136,7 +137,7 @@ class raw_env(AECEnv):
 
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "allfours_v0",
+        "name": "allfours_v1",
         "is_parallelizable": False,
         "render_fps": 1,
     }
