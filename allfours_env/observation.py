@@ -19,13 +19,13 @@ import numpy as np
 
 from .cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE, cards_of
 from .engine import DEAL_OVER, GIVE_OR_RUN, MATCH_OVER, N_ACTIONS, PLAY, STAND_OR_BEG, Game
-from .rules import KICK_POINTS, Rules
+from .rules import Rules
 
 # The rules block: every key of table A0 that changes play or scoring, in A0 order. A tuple of
 # values is one-hot in that order, bool is one 0/1 flag, int is value / target_score (decoded
 # with round(x * target)). The value orders are part of the layout: never reorder them.
 RULE_SLOTS: tuple[tuple[str, tuple | type], ...] = (
-    ("kick_points", tuple(KICK_POINTS)),
+    ("kick_points", ("trinidad", "tobago")),
     ("hang_jack_points", int),
     ("game_points", int),
     ("game_tie", ("none", "non_dealer", "dealer")),
