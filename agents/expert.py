@@ -8,7 +8,9 @@ they do to the chance of winning the match (a small model of the match, :func:`_
 near the target every award counts for what it is worth. Stand/beg and give/run compare the
 chance of winning the match after each option, from a fitted estimate of what the hand makes.
 The rule variant comes from the observation (``view.rules``): the hang-jack and Game points, who
-takes a Game tie, whether the dealer needs a trump to give one.
+takes a Game tie, whether the dealer needs a trump to give one. The other variants reach the bot
+through the action mask (what is legal) or move its estimates too little to be modelled (the
+kick points of both variants have the same distribution; a lone trump, an exhausted pack).
 """
 
 from __future__ import annotations
