@@ -112,7 +112,7 @@ from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
 from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
-from .observation import LAYOUT, OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, rules_block
+from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
 from .rules import Rules
 
@@ -167,8 +167,7 @@ class raw_env(AECEnv):
         self.reward_mode = reward
         self.episode_mode = episode
         self.possible_agents = list(AGENTS)
-        high = np.ones(OBS_SIZE, dtype=np.float32)
-        high[LAYOUT["rules"].slice] = np.maximum(1.0, rules_block(self.rules))  # points above the target
+        high = observation_high(self.rules)
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, high, (OBS_SIZE,), np.float32),

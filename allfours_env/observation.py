@@ -242,6 +242,14 @@ def rules_block(rules: Rules) -> np.ndarray:
     return block
 
 
+def observation_high(rules: Rules) -> np.ndarray:
+    """Upper bound of every observation value under ``rules``: 1, except the rules block's
+    points / target_score where the points exceed the target (a new float32 array of OBS_SIZE)."""
+    high = np.ones(OBS_SIZE, dtype=np.float32)
+    high[_RULES] = np.maximum(1.0, rules_block(rules))
+    return high
+
+
 @lru_cache(maxsize=64)
 def _rules_of_block(block: bytes, target: int) -> Rules:
     """The inverse of :func:`rules_block` (its float32 bytes and the decoded target)."""
@@ -417,5 +425,5 @@ def layout_table() -> str:
 
 __all__ = [
     "LAYOUT", "OBS_SIZE", "RULE_SLOTS", "STATE_SIZE", "View", "action_mask", "decode", "encode", "encode_state",
-    "layout_table", "rules_block",
+    "layout_table", "observation_high", "rules_block",
 ]

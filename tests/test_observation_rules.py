@@ -7,7 +7,9 @@ import pytest
 
 import allfours_env
 from allfours_env import Rules, decode
-from allfours_env.observation import LAYOUT, OBS_SIZE, RULE_SLOTS, UNENCODED_RULES, encode, rules_block
+from allfours_env.observation import (
+    LAYOUT, OBS_SIZE, RULE_SLOTS, UNENCODED_RULES, encode, observation_high, rules_block,
+)
 from allfours_env.rules import _CHOICES
 
 RULES_PIECE = LAYOUT["rules"]
@@ -84,3 +86,10 @@ def test_the_block_is_the_same_for_every_seat_and_read_only():
     assert blocks == {rules_block(Rules(game_points=2)).tobytes()}
     with pytest.raises(ValueError):
         rules_block(Rules())[0] = 1.0
+
+
+def test_the_upper_bound_is_one_but_for_points_above_the_target():
+    assert (observation_high(Rules()) == 1.0).all()
+    high = observation_high(Rules(target_score=2, hang_jack_points=6))
+    hang = RULES_PIECE.offset + [key for key, _ in RULE_SLOTS].index("hang_jack_points")
+    assert high[hang] == 3.0 and (np.delete(high, hang) == 1.0).all()
