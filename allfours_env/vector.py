@@ -219,12 +219,10 @@ class VectorGame:
         return out
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per table (0 where the table is over), from ``rng``."""
-        mask = self.legal_mask()
-        counts = mask.sum(axis=1)
-        choice = (rng.random(self.n) * np.maximum(counts, 1)).astype(np.int64)
-        ranks = np.cumsum(mask, axis=1) - 1
-        return np.where(counts > 0, np.argmax(mask & (ranks == choice[:, None]), axis=1), 0)
+        """A uniformly random legal action per table (0 where the table is over), drawn from ``rng``."""
+        out = np.empty(self.n, dtype=np.int64)
+        k.sample_legal_all(self._st, self._bs, self._params, rng.random(self.n), out)
+        return out
 
     # ---------------------------------------------------------------- stepping
 

@@ -534,3 +534,15 @@ def observe_all(st, bs, trick_no, seats, params, out):
         out[t, _O_SCORES + 2] = 1.0 / target
         out[t, _O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
         out[t, _O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
+
+
+@njit(cache=True)
+def sample_legal_all(st, bs, params, uniforms, out):
+    """out[t] = the legal action of rank floor(uniforms[t] * count) at table t (0 when it is over)."""
+    for t in range(st.shape[0]):
+        bits = legal_bits(st, bs, t, params)
+        out[t] = 0
+        if bits:
+            for _ in range(np.int64(uniforms[t] * popcount(bits))):
+                bits &= bits - _ONE
+            out[t] = lowest(bits)
