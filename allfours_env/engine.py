@@ -151,6 +151,11 @@ _DEAL_SEATS = {
 }
 
 
+def deal_seats(dealer: int, n_cards: int, batch: int) -> tuple[int, ...]:
+    """The seat receiving each card of a first deal (24 cards) or a run (12), dealer ``dealer``."""
+    return _DEAL_SEATS[batch][dealer][n_cards]
+
+
 class Game:
     """One match of All Fours. See the module docstring; RULES.md is the specification."""
 

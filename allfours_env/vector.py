@@ -100,7 +100,6 @@ class VectorGame:
         self._rng = np.zeros(n, dtype=np.uint64)
         self._points = np.zeros((n, 2), dtype=np.int64)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
-        self._all_seats = np.arange(n)
 
     # ---------------------------------------------------------------- starting matches
 
@@ -163,6 +162,19 @@ class VectorGame:
             raise ValueError(f"options[{table}]: {err}") from None
         return decks, -1 if dealer is None else int(dealer), scores
 
+    def repeat(self, copies: int) -> VectorGame:
+        """A new VectorGame with ``copies`` copies of every table, table ``t * copies + j`` being
+        copy j of table t (state and random stream alike): branch each position into several
+        continuations, as search does."""
+        if isinstance(copies, bool) or not isinstance(copies, int | np.integer) or copies < 1:
+            raise ValueError(f"copies must be a positive integer, got {copies!r}")
+        out = VectorGame.__new__(VectorGame)
+        out.__dict__.update(self.__dict__)
+        out.n = self.n * int(copies)
+        for name in ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng", "_points", "_mask"):
+            setattr(out, name, np.repeat(getattr(self, name), copies, axis=0))
+        return out
+
     # ---------------------------------------------------------------- queries
 
     @property
@@ -198,6 +210,11 @@ class VectorGame:
     def phase(self) -> np.ndarray:
         """int64 (n,): each table's phase, as ``allfours_env.engine`` numbers them (PHASE_NAMES)."""
         return self._st[:, k.PHASE].copy()
+
+    def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(st, bs, params)``: the state arrays and rule parameters, for compiled policies that
+        read a table's state (columns in :mod:`allfours_env.vector_kernels`). Read only."""
+        return self._st, self._bs, self._params
 
     def legal_mask(self) -> np.ndarray:
         """bool (n, 56): the legal actions of each table's seat to act (all False where it is over)."""
