@@ -115,6 +115,35 @@ def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     return cards
 
 
+def check_start(
+    rules: Rules, decks: Sequence[Sequence[int]] | None, dealer: int | None, scores: Sequence[int] | None
+) -> tuple[list[list[int]], tuple[int, int]]:
+    """The reset options of a match, checked: ``(decks as lists of ints, scores)``, or a ValueError
+    that says what is allowed. ``dealer`` must be None or a seat 0..3."""
+    if decks is None:
+        decks = []
+    elif isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence | np.ndarray):
+        raise ValueError("decks must be a list of decks, each a permutation of 0..51")
+    elif len(decks) and not isinstance(decks[0], Sequence | np.ndarray):
+        raise ValueError("decks must be a list of decks (a list of lists), each a permutation of 0..51")
+    checked = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
+    if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int | np.integer) or not 0 <= dealer < N_SEATS):
+        raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+    if scores is None:
+        scores = (0, 0)
+    if (
+        isinstance(scores, (str, bytes))
+        or len(scores) != 2
+        or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
+    ):
+        raise ValueError(f"scores must be two integers [team0, team1], got {scores!r}")
+    if min(scores) < 0 or max(scores) >= rules.target_score:
+        raise ValueError(
+            f"scores must be in 0..{rules.target_score - 1} (below target_score {rules.target_score}), got {list(scores)}"
+        )
+    return checked, (int(scores[0]), int(scores[1]))
+
+
 def _deal_order(first_seat: int, n_cards: int, batch: int) -> tuple[int, ...]:
     """Seat receiving each card, one at a time (batch 1) or in packets of three (A4.2)."""
     return tuple((first_seat + k // batch) % N_SEATS for k in range(n_cards))
@@ -125,6 +154,11 @@ _DEAL_SEATS = {
     b: [{n: _deal_order((d + 1) % N_SEATS, n, b) for n in (CARDS_DEALT, RUN_CARDS)} for d in range(N_SEATS)]
     for b in (1, 3)
 }
+
+
+def deal_seats(dealer: int, n_cards: int, batch: int) -> tuple[int, ...]:
+    """The seat receiving each card of a first deal (24 cards) or a run (12), dealer ``dealer``."""
+    return _DEAL_SEATS[batch][dealer][n_cards]
 
 
 class Game:
@@ -141,27 +175,7 @@ class Game:
         single_deal: bool = False,
     ) -> None:
         # Validate everything before touching any state or the generator.
-        if decks is None:
-            decks = []
-        elif isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence | np.ndarray):
-            raise ValueError("decks must be a list of decks, each a permutation of 0..51")
-        elif len(decks) and not isinstance(decks[0], Sequence | np.ndarray):
-            raise ValueError("decks must be a list of decks (a list of lists), each a permutation of 0..51")
-        self._decks = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
-        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int | np.integer) or not 0 <= dealer < N_SEATS):
-            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
-        if scores is None:
-            scores = (0, 0)
-        if (
-            isinstance(scores, (str, bytes))
-            or len(scores) != 2
-            or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
-        ):
-            raise ValueError(f"scores must be two integers [team0, team1], got {scores!r}")
-        if min(scores) < 0 or max(scores) >= rules.target_score:
-            raise ValueError(
-                f"scores must be in 0..{rules.target_score - 1} (below target_score {rules.target_score}), got {list(scores)}"
-            )
+        self._decks, scores = check_start(rules, decks, dealer, scores)
         if rng is None:
             if len(self._decks) == 0 or (dealer is None and not isinstance(rules.first_dealer, int)):
                 raise ValueError("a random generator is needed unless every deck and the dealer are given")
