@@ -185,6 +185,12 @@ def _equity(mine: int, theirs: int, target: int, points: _Points) -> float:
     return _equity_table(target, points)[mine][theirs]
 
 
+def match_equity(mine: int, theirs: int, rules: Rules) -> float:
+    """My team's chance to win the match from the score (mine, theirs) at the start of a deal,
+    by the match model above (used by :mod:`agents.search` to score the end of a deal)."""
+    return _equity(mine, theirs, rules.target_score, _Points.of(rules))
+
+
 def _deal_chance(
     scores: tuple[int, int], target: int, points: _Points, first: tuple[Award, ...], play_diff: float
 ) -> float:

@@ -4,8 +4,9 @@ At each decision with more than one legal action the bot
 
 1. samples ``worlds`` deals of the cards it has not seen to the other three hands and the stock,
    each consistent with everything its observation shows: its own hand, the cards played by each
-   seat, the kicks, the number of cards each seat still holds, and the suits a seat has shown it
-   lacks by not following (voids, :func:`agents.hand_reading.voids`);
+   seat, the kicks, the number of cards each seat still holds, the suits a seat has shown it
+   lacks by not following (voids, :func:`agents.hand_reading.voids`), and a card of the kick's
+   suit where a rule variant allowed a stand or a gift only with one;
 2. rebuilds each world as a deck dealt by the engine's convention, replays the deal's public
    history (stand / beg / give one / run, every card played) on a :class:`VectorGame` with one
    table per (world, legal action), and takes each table's candidate action;
@@ -30,18 +31,19 @@ import time
 import numpy as np
 
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, View, decode
-from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, cards_of
+from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
 from allfours_env.rules import DEFAULT_RULES, KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 
 from .base import Observation
-from .expert import MAX_MODELLED_TARGET, _equity
+from .expert import MAX_MODELLED_TARGET, match_equity
 from .hand_reading import cards_left, unseen, voids
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 32
 BATCH_WORLDS = 8  # worlds per batch under a time budget
+MAX_RESAMPLES = 1000
 DEFAULT_EXPLORE = 0.1
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
@@ -64,6 +66,7 @@ class Position:
     left: tuple[int, int, int, int]  # cards each seat still holds
     unseen: int
     voids: tuple[int, int, int, int]  # suits each seat has shown it lacks (bit s = suit s)
+    must_hold: tuple[tuple[int, int], ...]  # (seat, cards): the seat was dealt one of these cards
 
     @classmethod
     def from_view(cls, view: View) -> Position:
@@ -86,6 +89,15 @@ class Position:
             elif view.ran:
                 history.append(RUN)
         history += [card for trick in view.tricks for _, card in trick]
+        # A stand or a gift that the rules allow only with a card of the kick's suit shows one.
+        must_hold = []
+        if view.kick is not None or aside:
+            suit_bits = SUIT_MASK[kicks[0] // N_RANKS]
+            beggar = (view.dealer + 1) % N_SEATS
+            if view.stood and rules.stand_requires_trump:
+                must_hold.append((beggar, suit_bits))
+            if view.gave_one and rules.give_one_requires_trump:
+                must_hold.append((view.dealer, suit_bits))
         return cls(
             rules=rules,
             dealer=view.dealer,
@@ -98,22 +110,60 @@ class Position:
             hand=view.hand_bits,
             left=cards_left(view),
             unseen=unseen(view),
-            voids=voids(view, view.trump),
+            voids=_with_undertrump_voids(voids(view, view.trump), view, rules),
+            must_hold=tuple((seat, bits) for seat, bits in must_hold if seat != 0),
         )
+
+
+def _with_undertrump_voids(shown: tuple[int, ...], view: View, rules: Rules) -> tuple[int, ...]:
+    """Voids that an undertrump ban makes certain: under "forbidden_when_can_follow" a seat that
+    undertrumped a plain-suit lead lacks that suit; under "forbidden_unless_all_trumps" it held
+    nothing but trumps (A7.4)."""
+    if rules.undertrump == "allowed" or view.trump is None:
+        return shown
+    out = list(shown)
+    trump = view.trump
+    for trick in view.tricks:
+        led = trick[0][1] // N_RANKS
+        if led == trump:
+            continue
+        best_trump = -1
+        for seat, card in trick:
+            if card // N_RANKS != trump:
+                continue
+            if card < best_trump:  # an undertrump
+                lacks = 1 << led if rules.undertrump == "forbidden_when_can_follow" else 0b1111 & ~(1 << trump)
+                out[seat] |= lacks
+            best_trump = max(best_trump, card)
+    return tuple(out)
 
 
 def sample_hidden(position: Position, rng: np.random.Generator, n_worlds: int) -> np.ndarray:
     """Cards held by each seat in ``n_worlds`` worlds consistent with ``position``: (worlds, 4)
     bit sets, seat 0 my hand. The unseen cards go to the other seats and the stock at random,
-    each seat's count as the observation says and never a suit it has shown it lacks
-    (:func:`agents.search_kernels.sample_worlds`)."""
+    each seat's count as the observation says, never a suit it has shown it lacks
+    (:func:`agents.search_kernels.sample_worlds`), and a card of the kick's suit to a seat whose
+    stand or gift the rules allowed only with one (``stand_requires_trump``,
+    ``give_one_requires_trump``)."""
     cards = np.array(cards_of(position.unseen), dtype=np.int64)
     others = [position.left[s] for s in OTHERS]
     room = np.array([*others, len(cards) - sum(others)], dtype=np.int64)
     may_hold = np.array([0b1111 & ~position.voids[s] for s in OTHERS] + [0b1111], dtype=np.int64)
-    orders = rng.permuted(np.tile(cards, (n_worlds, 1)), axis=1)
     others_held = np.zeros((n_worlds, len(OTHERS)), dtype=np.uint64)
-    sample_worlds(orders, room, may_hold, rng.random((n_worlds, 2 * len(cards))), others_held)
+    todo = np.arange(n_worlds)
+    for _ in range(MAX_RESAMPLES):
+        orders = rng.permuted(np.tile(cards, (len(todo), 1)), axis=1)
+        held = np.zeros((len(todo), len(OTHERS)), dtype=np.uint64)
+        sample_worlds(orders, room, may_hold, rng.random((len(todo), 2 * len(cards))), held)
+        others_held[todo] = held
+        ok = np.ones(len(todo), dtype=bool)
+        for seat, bits in position.must_hold:  # rare (two rule variants): rejection is enough
+            ok &= ((held[:, seat - 1] | np.uint64(position.played[seat])) & np.uint64(bits)) != 0
+        todo = todo[~ok]
+        if not len(todo):
+            break
+    else:
+        raise RuntimeError(f"no world consistent with the observation after {MAX_RESAMPLES} tries")
     hands = np.empty((n_worlds, N_SEATS), dtype=np.uint64)
     hands[:, 0], hands[:, 1:] = position.hand, others_held
     return hands
@@ -143,12 +193,13 @@ def world_deck(position: Position, held: tuple[int, ...], rng: np.random.Generat
     return [card if card >= 0 else next(stock) for card in deck]
 
 
-def match_value(scores: np.ndarray, winner: np.ndarray, target: int) -> np.ndarray:
+def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndarray:
     """My team's (team 0's) chance to win the match at the end of each table's deal."""
+    target = rules.target_score
     if target > MAX_MODELLED_TARGET:  # far from the target: the point difference decides
         value = 0.5 + (scores[:, 0] - scores[:, 1]) / (4.0 * target)
     else:
-        value = np.array([_equity(int(a), int(b), target) for a, b in scores])
+        value = np.array([match_equity(int(a), int(b), rules) for a, b in scores])
     return np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
 
 
@@ -208,5 +259,5 @@ class SearchBot:
             st, bs, params = games.kernel_state()
             rollout_actions(st, bs, params, rng.random(n), self.explore, choice)
             games.step(choice)
-        values = match_value(games.scores, games.winner, position.rules.target_score)
+        values = match_value(games.scores, games.winner, position.rules)
         return values.reshape(n_worlds, n_actions)

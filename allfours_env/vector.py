@@ -36,7 +36,7 @@ import numpy as np
 
 from . import vector_kernels as k
 from .engine import N_ACTIONS, PHASE_NAMES, action_text, check_start
-from .observation import OBS_SIZE
+from .observation import OBS_SIZE, rules_block
 from .cards import N_CARDS, N_SEATS
 from .rules import KICK_POINTS, Rules
 
@@ -90,6 +90,7 @@ class VectorGame:
         self.episode = episode
         self._params = rule_params(self.rules, single_deal=episode == "deal")
         self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)
+        self._rules_block = rules_block(self.rules)
         self._st = np.full((n, k.N_FIELDS), -1, dtype=np.int64)
         self._st[:, k.PHASE] = k.MATCH_OVER  # nothing to play before reset()
         self._bs = np.zeros((n, k.N_SETS), dtype=np.uint64)
@@ -232,7 +233,7 @@ class VectorGame:
                 raise ValueError(f"seats must be an int array of shape ({self.n},) with seats 0..3")
             seats = seats.astype(np.int64, copy=False)
         out = np.empty((self.n, OBS_SIZE), dtype=np.float32)
-        k.observe_all(self._st, self._bs, self._trick_no, seats, self._params, out)
+        k.observe_all(self._st, self._bs, self._trick_no, seats, self._params, self._rules_block, out)
         return out
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:

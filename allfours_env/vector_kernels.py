@@ -89,6 +89,7 @@ _O_LEADER = LAYOUT["leader"].offset
 _O_PARTNER = LAYOUT["partner"].offset
 _O_DECISIONS = LAYOUT["decisions"].offset
 _O_SCORES = LAYOUT["scores"].offset
+_O_RULES = LAYOUT["rules"].offset
 _PARTNER_SEAT = 2
 
 
@@ -492,8 +493,9 @@ def _set_bits(out, t, offset, bits):
 
 
 @njit(cache=True)
-def observe_all(st, bs, trick_no, seats, params, out):
-    """out[t] = the observation of seat ``seats[t]`` at table t, as observation.encode writes it."""
+def observe_all(st, bs, trick_no, seats, params, rules_block, out):
+    """out[t] = the observation of seat ``seats[t]`` at table t, as observation.encode writes it;
+    ``rules_block``: the observation's rules piece (observation.rules_block), the same at every table."""
     target = params[P_TARGET]
     for t in range(st.shape[0]):
         s = seats[t]
@@ -534,6 +536,7 @@ def observe_all(st, bs, trick_no, seats, params, out):
         out[t, _O_SCORES + 2] = 1.0 / target
         out[t, _O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
         out[t, _O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
+        out[t, _O_RULES : _O_RULES + len(rules_block)] = rules_block
 
 
 @njit(cache=True)
