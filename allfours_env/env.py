@@ -92,13 +92,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
-from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
+from .engine import AWARD_KINDS, DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask
 from .render import render_text
 from .rules import Rules
 
 REWARD_MODES = ("match", "points")
-EPISODE_MODES = ("match", "deal")
+EPISODE_MODES = EPISODES
 RESET_OPTIONS = ("decks", "dealer", "scores")
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
 SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
@@ -175,7 +175,7 @@ class raw_env(AECEnv):
             decks=options.get("decks"),
             dealer=options.get("dealer"),
             scores=options.get("scores"),
-            single_deal=self.episode_mode == "deal",
+            episode=self.episode_mode,
         )
         self.np_random, self.game = rng, game
         self.agents = list(AGENTS)
