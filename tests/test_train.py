@@ -10,11 +10,11 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 import allfours_env  # noqa: E402
-from allfours_env import OBS_SIZE  # noqa: E402
 from allfours_env.engine import AWARD_KINDS  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
 from train.team_env import TeamEnv  # noqa: E402
+from tests.test_single import play_episode  # noqa: E402
 
 
 def random_opponents(rng: np.random.Generator):
@@ -23,40 +23,19 @@ def random_opponents(rng: np.random.Generator):
     return bot
 
 
-def play_team_episode(env: TeamEnv, seed: int) -> tuple[float, int, bool]:
-    """Play one match with random learner moves; return (total reward, steps, opponent moved last)."""
-    obs, _ = env.reset(seed=seed)
-    picker = np.random.default_rng(seed)
-    total, steps = 0.0, 0
-    while True:
-        mask = env.action_masks()
-        game = env.aec.game
-        assert game.current % 2 == env.team, "the learner is asked to act for the other team"
-        assert mask.nonzero()[0].tolist() == game.legal_actions()
-        np.testing.assert_array_equal(obs[:OBS_SIZE], allfours_env.observation.encode(game, game.current))
-        legal = np.flatnonzero(mask)
-        events_before = len(game.events)
-        obs, reward, terminated, truncated, _ = env.step(int(legal[picker.integers(len(legal))]))
-        total += reward
-        steps += 1
-        if terminated:
-            plays_after = [e for e in game.events[events_before:] if e.kind == "play"]
-            return total, steps, len(plays_after) > 1
-
-
 @pytest.mark.parametrize("target", [14, 7])
 def test_points_reward_counts_every_award_once_for_the_right_team(target):
     env = TeamEnv(random_opponents, {"target_score": target}, reward="points")
     opponent_last = 0
     for seed in range(150):
-        total, _, opp_last = play_team_episode(env, seed)
+        total, _, opp_last = play_episode(env, seed)
         opponent_last += opp_last
         own = other = 0
-        for ev in env.aec.game.events:
+        for ev in env.match.game.events:
             if ev.kind in AWARD_KINDS:
                 own += ev.points if ev.team == env.team else 0
                 other += ev.points if ev.team != env.team else 0
-        assert (own, other) == (env.aec.scores[env.team], env.aec.scores[1 - env.team])
+        assert (own, other) == (env.match.game.scores[env.team], env.match.game.scores[1 - env.team])
         assert total * target == pytest.approx(own - other)
     assert opponent_last > 10  # the case where the final award follows an opponent's move is covered
 
@@ -65,9 +44,9 @@ def test_match_reward_reaches_the_learner_whoever_moves_last():
     env = TeamEnv(random_opponents, reward="match")
     teams = set()
     for seed in range(80):
-        total, _, _ = play_team_episode(env, seed)
+        total, _, _ = play_episode(env, seed)
         teams.add(env.team)
-        assert total == (1.0 if env.aec.game.winner == env.team else -1.0)
+        assert total == (1.0 if env.match.game.winner == env.team else -1.0)
     assert teams == {0, 1}
 
 
