@@ -124,3 +124,26 @@ def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not an npz")
     with pytest.raises(ValueError, match="not a readable policy export"):
         agents.make(str(tmp_path / "bad.npz"))
+
+
+def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
+    seen = {}
+
+    def fake_train(config, resume=False, progress=True):
+        seen["rules"] = config.rules
+        return tmp_path / "final.zip"
+
+    monkeypatch.setattr("train.run.train", fake_train)
+    quick = str(CONFIG_DIR / "quick.yaml")
+    argv = ["--config", quick, "--rule", "target_score=7", "--rule", "undertrump=forbidden_when_can_follow"]
+    assert train_main(argv) == 0
+    expected = {**load_config(quick).rules, "target_score": 7, "undertrump": "forbidden_when_can_follow"}
+    assert seen["rules"] == expected
+    for argv, message in (
+        (["--rule", "colour=red"], "unknown rule 'colour'"),
+        (["--rule", "target_score=0"], "'target_score' must be a positive integer"),
+        (["--rule", "target_score=7", "--resume"], "--rule cannot change a resumed run"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            train_main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
