@@ -60,20 +60,9 @@ STATE_FIELDS = ("team", "_pending", "_mask", "_over")
 BotsDraw = Callable[[np.random.Generator], list[Any]]  # the env's generator -> the bots of an episode
 
 
-def single_agent_env(
-    opponents: Any,
-    *,
-    partner: Any = None,
-    team: int | None = None,
-    reward: str = "match",
-    episode: str = "match",
-    illegal: str = "raise",
-    **rules: Any,
-) -> SingleAgentEnv:
-    """A :class:`SingleAgentEnv`: the module docstring documents every argument."""
-    return SingleAgentEnv(
-        opponents, partner=partner, team=team, reward=reward, episode=episode, illegal=illegal, **rules
-    )
+def single_agent_env(opponents: Any, **kwargs: Any) -> SingleAgentEnv:
+    """A :class:`SingleAgentEnv` (arguments: its signature; the module docstring documents them)."""
+    return SingleAgentEnv(opponents, **kwargs)
 
 
 def _seat_bots(source: Any, seats: int, what: str) -> BotsDraw:
@@ -100,6 +89,7 @@ class SingleAgentEnv(gym.Env):
     def __init__(
         self,
         opponents: Any,
+        *,
         partner: Any = None,
         team: int | None = None,
         reward: str = "match",
