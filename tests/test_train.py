@@ -9,8 +9,9 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-import allfours_env  # noqa: E402
-from allfours_env.engine import AWARD_KINDS  # noqa: E402
+from agents.match import Decision, Match  # noqa: E402
+from allfours_env.engine import AWARD_KINDS, Game  # noqa: E402
+from allfours_env.rules import Rules  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
 from train.team_env import TeamEnv  # noqa: E402
@@ -95,17 +96,14 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys):
         train_main([*common, "--run-name", "whole"])
     assert "already holds a run" in capsys.readouterr().err
     # Reloaded as bots, from the SB3 checkpoint and from the export, they agree and play legally.
-    bots = [agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))]
-    env = allfours_env.env()
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        actions = {bot.act(obs) for bot in bots}
-        assert len(actions) == 1
-        env.step(actions.pop())
+    sb3_bot, numpy_bot = agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))
+
+    def agree(decision: Decision) -> None:
+        assert numpy_bot.act(decision.observation) == decision.action
+
+    game = Game(Rules(), np.random.default_rng(0))
+    Match(game, [sb3_bot] * 4, on_decision=agree).run()  # an illegal action would raise
+    assert game.winner in (0, 1)
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path, capsys):
