@@ -52,7 +52,10 @@ DECISION_WORDS = {"stand": STAND, "beg": BEG, "give": GIVE_ONE, "give_one": GIVE
 DECISION_LABELS = {STAND: "stand", BEG: "beg", GIVE_ONE: "give", RUN: "run"}
 MENU_PREFIX = "Choices:"
 PROMPT = "Your choice (card, decision or number; q quits): "
-HINT = "type a card of your hand (e.g. JH or 10H), a decision (stand, beg, give, run) or a number from the list"
+HINT = (
+    "type a card of your hand (e.g. JH or 10H), a decision (stand, beg, give, run) or a number from the list"
+    " (help explains more)"
+)
 NARRATION_INDENT = "  "
 GOODBYE = "Goodbye."
 HELP_TEXT = (
@@ -153,6 +156,7 @@ def table_text(game: Game, seat: int) -> str:
 
 
 def result_line(game: Game) -> str:
+    """The closing line of a finished match."""
     return f"Match over: team {game.winner} wins, team 0 {game.scores[0]} - team 1 {game.scores[1]}."
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable, Sequence
 
@@ -287,3 +288,12 @@ def test_bad_watch_options_exit_2(argv, message, capsys):
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_mp4_without_imageio_is_refused_with_the_way_out(capsys):
+    if importlib.util.find_spec("imageio") is not None:
+        pytest.skip("imageio is installed: .mp4 works")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--watch", "--save", "match.mp4"])
+    assert exit_info.value.code == 2
+    assert "needs imageio" in capsys.readouterr().err
