@@ -29,6 +29,9 @@ at the step in which it happens. Every award counts once, awards during the oppo
 (and the kick of the first deal, dealt at reset) are included in the learner's next reward, and
 the last one reaches the learner whoever moved last. ``episode``: "match" or "deal" (deal
 episodes end when one deal is scored). Rule variants: the A0 keys as keyword arguments.
+``reset(seed, options={"decks": ..., "dealer": ..., "scores": ...})`` takes the AEC env's reset
+options (bad ones raise ValueError before anything changes; a score that the first kick
+completes gives an episode that is already over, with an all-zero mask).
 
 Illegal actions (``illegal``): "raise" (default) raises the AEC env's ``ValueError``, naming
 the seat, the action and the legal actions, and changes nothing. "lose" (for tools that step
@@ -47,6 +50,7 @@ import numpy as np
 
 from .cards import N_SEATS
 from .engine import EPISODES, N_ACTIONS, Event, Game
+from .env import RESET_OPTIONS
 from .observation import OBS_SIZE
 from .rewards import REWARD_MODES, event_reward
 from .rules import Rules
@@ -124,26 +128,34 @@ class SingleAgentEnv(gym.Env):
     # ---------------------------------------------------------------- Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        if options:
-            gym.logger.warn(f"single_agent_env.reset ignores options {sorted(options)}")
+        """A new episode; ``options``: the AEC env's reset options (``decks``, ``dealer``, ``scores``)."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
         super().reset(seed=seed)
         from agents.match import Match  # lazy: allfours_env does not depend on agents
 
         rng = self.np_random
-        self.team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
+        team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
         opponents = self._draw_opponents(rng)
         partners = self._draw_partner(rng)
-        for bot in {id(bot): bot for bot in opponents + partners}.values():  # each bot once, in seat order
-            bot.reset(int(rng.integers(SEED_RANGE)))
+        to_reset = {id(bot): bot for bot in opponents + partners}.values()  # each bot once, in seat order
+        bot_seeds = [int(rng.integers(SEED_RANGE)) for _ in to_reset]
+        # The engine checks the options before anything of this env changes.
+        game = Game(self.rules, np.random.default_rng(int(rng.integers(SEED_RANGE))), episode=self.episode, **options)
+        for bot, bot_seed in zip(to_reset, bot_seeds):
+            bot.reset(bot_seed)
         bots: list[Any] = [None] * N_SEATS
-        bots[1 - self.team], bots[3 - self.team] = opponents
+        bots[1 - team], bots[3 - team] = opponents
         if partners:
-            bots[self.team + 2] = partners[0]
-        game = Game(self.rules, np.random.default_rng(int(rng.integers(SEED_RANGE))), episode=self.episode)
+            bots[team + 2] = partners[0]
+        self.team = team
         self._pending = 0
         self._over = False
         self.match = Match(game, bots, on_event=self._on_event)
         self.match.run()
+        self._over = self.match.over  # a given score may end the match at the first kick
         return self._observe(), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:

@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agents
 import allfours_env
-from allfours_env import OBS_SIZE, SingleAgentEnv, single_agent_env
+from allfours_env import OBS_SIZE, SingleAgentEnv, parse_card, single_agent_env
 from allfours_env.engine import AWARD_KINDS, PLAYED
 from allfours_env.observation import encode
 from allfours_env.single import ILLEGAL_REWARD
@@ -175,3 +175,18 @@ def test_a_short_maskable_ppo_run_learns_and_plays_legally():
         obs, _, terminated, _, _ = env.step(action)
         if terminated:
             break
+
+
+def test_reset_options_fix_the_deal_and_bad_ones_change_nothing():
+    env = single_agent_env("random", team=0, reward="points")
+    deck = list(range(52))
+    env.reset(seed=0, options={"decks": [deck], "dealer": 3, "scores": [5, 9]})
+    game = env.match.game
+    assert game.deck == deck and game.events[0].seat == 3 and game.events[0].kind == "deal"
+    assert game.kick == deck[24] == parse_card("KD") and game.scores == [5, 9]  # a king kicks no points
+    match = env.match
+    for options, message in (({"decks": [[0] * 52]}, "not a permutation"), ({"dealer": 4}, "dealer must be"),
+                             ({"deck": deck}, "unknown reset option")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            env.reset(seed=1, options=options)
+        assert env.match is match
