@@ -3,7 +3,7 @@
 Each match runs the shared match loop (:class:`agents.match.Match`): at each decision the seat
 to act gets exactly what the env's ``observe`` returns and nothing else. What the record needs
 is read from the engine's event log once the match is over. :func:`play_board` is public
-(``eval.play_board``): its ``on_decision`` hook sees every decision of both matches, for
+(``eval.play_board``): its hooks see every decision and every event of both matches, for
 analyses that need more than the record.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents import Bot
-from agents.match import DecisionHook, Match
+from agents.match import DecisionHook, EventHook, Match
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import AWARD_KINDS, BEGGED, GAVE_ONE, RAN, STOOD, Game
 from allfours_env.rules import DEFAULT_RULES, Rules
@@ -102,12 +102,14 @@ def play_board(
     rules: Rules = DEFAULT_RULES,
     episode: str = "match",
     on_decision: DecisionHook | None = None,
+    on_event: EventHook | None = None,
 ) -> BoardRecord:
     """Play ``board`` (an id, or a :class:`Board`) twice, A on team 0 (seats 0, 2) then on team 1.
 
     ``a_bots``/``b_bots`` hold one bot per seat of the team (partners 0 and 1); every bot is
     reset with the board's seed for its seat before the match starts. ``episode``: "match" or
-    "deal". ``on_decision``: called with every :class:`agents.match.Decision` of both matches.
+    "deal". The hooks see both matches: ``on_decision`` every :class:`agents.match.Decision`,
+    ``on_event`` every event of the engine's log (see :mod:`agents.match`).
     """
     if not isinstance(board, Board):
         board = make_board(board, rules)
@@ -117,6 +119,6 @@ def play_board(
         for seat, bot in enumerate(seat_bots):
             bot.reset(board.bot_seeds[seat])
         game = new_game(board, rules, episode)
-        Match(game, seat_bots, on_decision).run()
+        Match(game, seat_bots, on_decision, on_event).run()
         matches.append(match_record(game, a_team))
     return BoardRecord(board.board, tuple(matches))

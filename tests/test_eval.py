@@ -75,11 +75,13 @@ def test_duplicate_pair_swaps_seats_and_reuses_decks(episode):
 
     log: list = []
     a_bots, b_bots = [Spy("A", log), Spy("A", log)], [Spy("B", log), Spy("B", log)]
-    record = ev.play_board(3, a_bots, b_bots, DEFAULT_RULES, episode, on_decision=record_game)
+    events: list = []
+    record = ev.play_board(3, a_bots, b_bots, DEFAULT_RULES, episode, on_decision=record_game, on_event=events.append)
 
     # Same decks and dealer, same (deterministic) play: the two event logs are identical ...
     assert len(games) == 2
     assert games[0].events == games[1].events
+    assert events == games[0].events + games[1].events  # the event hook saw both logs, in order
     # ... and every decision A took in match 0 (seats 0, 2) was B's in match 1 and vice versa.
     half = len(log) // 2
     first, second = log[:half], log[half:]
