@@ -283,14 +283,17 @@ class Recording:
     def save(self) -> None:
         """Write the file through a temporary one, so a failure leaves no half-written file."""
         tmp = self.path.with_name(f".{self.path.stem}.tmp{self.path.suffix}")
-        if self.gif:
-            first, *rest = self.frames
-            first.save(tmp, save_all=True, append_images=rest, duration=int(FRAME_SECONDS * 1000), loop=0)
-        else:
-            import imageio.v3 as iio
+        try:
+            if self.gif:
+                first, *rest = self.frames
+                first.save(tmp, save_all=True, append_images=rest, duration=int(FRAME_SECONDS * 1000), loop=0)
+            else:
+                import imageio.v3 as iio
 
-            iio.imwrite(tmp, np.stack(self.frames), fps=1 / FRAME_SECONDS)
-        tmp.replace(self.path)
+                iio.imwrite(tmp, np.stack(self.frames), fps=1 / FRAME_SECONDS)
+            tmp.replace(self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def check_save_path(text: str) -> Path:
