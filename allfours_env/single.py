@@ -65,7 +65,10 @@ BotsDraw = Callable[[np.random.Generator], list[Any]]  # the env's generator -> 
 
 
 def single_agent_env(opponents: Any, **kwargs: Any) -> SingleAgentEnv:
-    """A :class:`SingleAgentEnv` (arguments: its signature; the module docstring documents them)."""
+    """A :class:`SingleAgentEnv` against ``opponents``; the keyword arguments are the class's.
+
+    Full documentation: ``help(allfours_env.single)``.
+    """
     return SingleAgentEnv(opponents, **kwargs)
 
 
