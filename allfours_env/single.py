@@ -18,10 +18,10 @@ generator at every reset (e.g. an opponent pool; the bot plays both opponent sea
 ``opponents``, a pair of any of these: the lower opponent seat first. Every bot is reset with a
 seed drawn from the env's generator at every reset, so ``reset(seed=...)`` replays an episode.
 
-Spaces: observation ``Box(0, 1, (OBS_SIZE,), float32)``, what the seat to act sees (the same
-vector as the AEC env's ``observe(agent)["observation"]``; the learner's first seat once the
-episode is over); action ``Discrete(56)``; :meth:`SingleAgentEnv.action_masks` gives the legal
-actions (sb3-contrib's MaskablePPO reads it; all zero once the episode is over).
+Spaces: observation ``Box(0, observation_high(rules), (OBS_SIZE,), float32)``, what the seat to
+act sees (the same vector as the AEC env's ``observe(agent)["observation"]``; the learner's first
+seat once the episode is over); action ``Discrete(56)``; :meth:`SingleAgentEnv.action_masks`
+gives the legal actions (sb3-contrib's MaskablePPO reads it; all zero once the episode is over).
 
 Rewards (``reward``, as in the AEC env, for the learner's team): "match", +1 / -1 when the
 match ends; "points", every award's points, plus for the learner's team and minus for the other,
@@ -51,7 +51,7 @@ import numpy as np
 from .cards import N_SEATS
 from .engine import EPISODES, N_ACTIONS, Event, Game
 from .env import RESET_OPTIONS
-from .observation import OBS_SIZE
+from .observation import observation_high
 from .rewards import REWARD_MODES, event_reward
 from .rules import Rules
 
@@ -120,7 +120,7 @@ class SingleAgentEnv(gym.Env):
         else:
             self._draw_opponents = _seat_bots(opponents, N_TEAMS, "opponents")
         self._draw_partner: BotsDraw = (lambda rng: []) if partner is None else _seat_bots(partner, 1, "partner")
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+        self.observation_space = gym.spaces.Box(0.0, observation_high(self.rules), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.team = 0
         self.match = None  # an agents.match.Match once reset
