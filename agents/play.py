@@ -101,7 +101,8 @@ def read_choice(text: str, legal: Sequence[int], hand: Sequence[int]) -> int:
     if word.isascii() and word.isdigit():  # ASCII only: "³" is a digit to Python, not a number
         number = int(word) if len(word) <= MAX_CHOICE_DIGITS else None
         if number is None or not 1 <= number <= len(legal):
-            raise ValueError(f"there is no choice {word if number is not None else shorten(word)}: pick 1 to {len(legal)}")
+            shown = word if number is not None else shorten(word)
+            raise ValueError(f"there is no choice {shown}: pick 1 to {len(legal)}")
         return legal[number - 1]
     if word in DECISION_WORDS:
         action = DECISION_WORDS[word]
@@ -302,7 +303,9 @@ def check_save_path(text: str) -> Path:
     if path.suffix.lower() not in SAVE_FORMATS:
         raise ValueError(f"--save takes a .gif or .mp4 file name, got {text!r}")
     if path.suffix.lower() == ".mp4" and importlib.util.find_spec("imageio") is None:
-        raise ValueError("--save .mp4 needs imageio with its ffmpeg plugin (pip install imageio[ffmpeg]); .gif needs only Pillow")
+        raise ValueError(
+            "--save .mp4 needs imageio with its ffmpeg plugin (pip install imageio[ffmpeg]); .gif needs only Pillow"
+        )
     if not path.parent.is_dir():
         raise ValueError(f"--save: the folder {str(path.parent)!r} does not exist")
     return path

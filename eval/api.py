@@ -93,7 +93,8 @@ def play_plan(plan: Plan, progress: bool = False) -> TournamentResult:
     """Play every pair of ``plan`` on its boards and compute the statistics."""
     bar = None
     if progress:
-        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, "deals" if plan.episode == "deal" else "matches")
+        unit = "deals" if plan.episode == "deal" else "matches"
+        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, unit)
     records = run_pairs(
         plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, bar.update if bar else None
     )

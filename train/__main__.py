@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--rule", action="append", default=[], metavar="KEY=VALUE",
-        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, e.g. --rule target_score=7",
+        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, "
+        "e.g. --rule target_score=7",
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.rule and args.resume:
