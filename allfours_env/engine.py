@@ -4,11 +4,12 @@ Rules: ``docs/rules.md`` of this repository (Part A; A0 variants in :mod:`allfou
 the cardgames.zone and novelgames rule pages, pagat's "All Fours in Trinidad" and the BGA
 "Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into docs/rules.md.
 
-A :class:`Game` is one match. Every decision is a call to :meth:`Game.step` by the seat in
-:attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN (dealer), or a card. Dealing, kicks,
-runs, redeals and scoring happen inside ``step``. Each thing that happens is appended to
-:attr:`Game.events`; awards of points are events with ``points > 0``. Randomness comes only from
-the ``numpy.random.Generator`` the game is given (shuffles and the first-dealer draw).
+A :class:`Game` is one match (or one deal: ``episode="deal"``). Every decision is a call to
+:meth:`Game.step` by the seat in :attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN
+(dealer), or a card. Dealing, kicks, runs, redeals and scoring happen inside ``step``. Each
+thing that happens is appended to :attr:`Game.events`; awards of points are events with
+``points > 0``. Randomness comes only from the ``numpy.random.Generator`` the game is given
+(shuffles and the first-dealer draw).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ DECISION_NAMES = {STAND: "STAND", BEG: "BEG", GIVE_ONE: "GIVE_ONE", RUN: "RUN"}
 # Phases: who must decide what. The last two are terminal (no seat to act).
 STAND_OR_BEG, GIVE_OR_RUN, PLAY, DEAL_OVER, MATCH_OVER = range(5)
 PHASE_NAMES = ("stand_or_beg", "give_or_run", "play", "deal_over", "match_over")
+
+# Episodes: "match" plays until a team reaches the target; "deal" stops (phase DEAL_OVER) once
+# one deal is scored, or earlier if the match ends in it.
+EPISODES = ("match", "deal")
 
 CARDS_DEALT = 24  # 6 to each seat (A4.2)
 RUN_CARDS = 12  # 3 more to each seat (A6.5b)
@@ -172,16 +177,18 @@ class Game:
         decks: Sequence[Sequence[int]] | None = None,
         dealer: int | None = None,
         scores: Sequence[int] | None = None,
-        single_deal: bool = False,
+        episode: str = "match",
     ) -> None:
         # Validate everything before touching any state or the generator.
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         self._decks, scores = check_start(rules, decks, dealer, scores)
         if rng is None:
             if len(self._decks) == 0 or (dealer is None and not isinstance(rules.first_dealer, int)):
                 raise ValueError("a random generator is needed unless every deck and the dealer are given")
         self.rules = rules
         self.rng = rng
-        self.single_deal = single_deal
+        self.episode = episode
         self._kick_values = KICK_POINTS[rules.kick_points]
         self._deal_seats = _DEAL_SEATS[rules.deal_batch]
         self._target = rules.target_score
@@ -505,7 +512,7 @@ class Game:
             self._award(dealer_team if rules.game_tie == "dealer" else 1 - dealer_team, rules.game_points, GAME)
         self.events.append(Event(DEAL_END, self.dealer, deal=self.deal_number))
         self.current = -1
-        if self.single_deal:
+        if self.episode == "deal":
             self.phase = DEAL_OVER
             return
         self.dealer = (self.dealer + 1) % N_SEATS

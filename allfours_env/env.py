@@ -111,13 +111,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
-from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
+from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
+from .rewards import REWARD_MODES, event_reward
 from .rules import Rules
 
-REWARD_MODES = ("match", "points")
-EPISODE_MODES = ("match", "deal")
+EPISODE_MODES = EPISODES
 RESET_OPTIONS = ("decks", "dealer", "scores")
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
 SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
@@ -208,7 +208,7 @@ class raw_env(AECEnv):
             decks=options.get("decks"),
             dealer=options.get("dealer"),
             scores=options.get("scores"),
-            single_deal=self.episode_mode == "deal",
+            episode=self.episode_mode,
         )
         self.np_random, self.game = rng, game
         self.agents = list(AGENTS)
@@ -241,14 +241,12 @@ class raw_env(AECEnv):
                 rewards[a] = 0
             self._rewards_given = False
         events = game.events
-        if self.reward_mode == "points":
-            for ev in events[self._seen_events :]:
-                if ev.points and ev.kind in AWARD_KINDS:
-                    self._give(ev.team, ev.points)
+        for ev in events[self._seen_events :]:
+            points = event_reward(ev, self.reward_mode)
+            if points:
+                self._give(ev.team, points)
         self._seen_events = len(events)
         if game.phase >= DEAL_OVER:
-            if self.reward_mode == "match" and game.phase == MATCH_OVER:
-                self._give(game.winner, 1)
             for a in AGENTS:
                 self.terminations[a] = True
             self.agent_selection = agent

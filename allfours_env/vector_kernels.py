@@ -60,7 +60,7 @@ N_SETS = 13
 # params: the rules as int64 (see vector.rule_params).
 (
     P_TARGET, P_HANG, P_GAME_POINTS, P_GAME_TIE, P_UNDERTRUMP, P_GIVE_TO_TARGET, P_GIVE_NEEDS_TRUMP,
-    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_FIRST_DEALER, P_SINGLE_DEAL,
+    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_FIRST_DEALER, P_DEAL_EPISODE,
 ) = range(13)
 N_PARAMS = 13
 # Encodings of the choice rules in params.
@@ -361,7 +361,7 @@ def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
         if _award(st, t, team, params[P_GAME_POINTS], params, gained):
             return True
     st[t, CURRENT] = -1
-    if params[P_SINGLE_DEAL]:
+    if params[P_DEAL_EPISODE]:
         st[t, PHASE] = DEAL_OVER
         return False
     st[t, DEALER] = (st[t, DEALER] + 1) % N_SEATS

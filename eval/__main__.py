@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from allfours_env.engine import EPISODES
 from allfours_env.rules import parse_rule_options
 
 from .api import plan_round_robin, play_plan
@@ -55,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule undertrump=forbidden_unless_all_trumps; values are read as int, bool (true/false) or text",
     )  # fmt: skip
     parser.add_argument(
-        "--deals", action="store_true", help="play single deals instead of matches (win = more points in the deal)"
-    )
+        "--episode", choices=EPISODES, default="match",
+        help="match (default), or deal: deal episodes, single deals instead of matches (win = more points in the deal)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=_count(1), default=None, help="worker processes (default: all cores)")
     parser.add_argument(
         "--seed", "--first-board", dest="first_board", type=_count(0), default=0, metavar="FIRST_BOARD",
@@ -84,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             boards=args.boards,
             rules=parse_rule_options(args.rule),
             workers=args.workers,
-            deals=args.deals,
+            episode=args.episode,
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )

@@ -31,12 +31,12 @@ class _Player:
     """Plays tasks with bots built on first use and kept for later tasks."""
 
     def __init__(
-        self, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, deal_level: bool
+        self, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
     ):
         self.factories = factories
         self.pairs = pairs
         self.rules = rules
-        self.deal_level = deal_level
+        self.episode = episode
         self.bots: dict[int, list[Bot]] = {}
 
     def _team(self, bot: int) -> list[Bot]:
@@ -49,7 +49,7 @@ class _Player:
         a, b = self.pairs[pair]
         a_bots, b_bots = self._team(a), self._team(b)
         return [
-            play_board(make_board(board, self.rules), a_bots, b_bots, self.rules, self.deal_level)
+            play_board(make_board(board, self.rules), a_bots, b_bots, self.rules, self.episode)
             for board in range(start, end)
         ]
 
@@ -58,10 +58,10 @@ _worker: _Player | None = None  # the player of a worker process
 
 
 def _init_worker(
-    factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, deal_level: bool
+    factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
 ) -> None:
     global _worker
-    _worker = _Player(factories, pairs, rules, deal_level)
+    _worker = _Player(factories, pairs, rules, episode)
 
 
 def _play_in_worker(task: Task) -> list[BoardRecord]:
@@ -89,7 +89,7 @@ def run_pairs(
     pairs: Sequence[tuple[int, int]],
     boards: range,
     rules: Rules,
-    deal_level: bool,
+    episode: str,
     workers: int,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[list[BoardRecord]]:
@@ -100,7 +100,7 @@ def run_pairs(
     tasks = make_tasks(len(pairs), boards, workers)
     done: dict[Task, list[BoardRecord]] = {}
     if workers == 1:
-        player = _Player(factories, pairs, rules, deal_level)
+        player = _Player(factories, pairs, rules, episode)
         for task in tasks:
             done[task] = player.play(task)
             if on_progress:
@@ -110,7 +110,7 @@ def run_pairs(
             max_workers=min(workers, len(tasks)),
             mp_context=_context(),
             initializer=_init_worker,
-            initargs=(factories, pairs, rules, deal_level),
+            initargs=(factories, pairs, rules, episode),
         ) as pool:
             pending: dict[Future, Task] = {pool.submit(_play_in_worker, task): task for task in tasks}
             try:

@@ -63,7 +63,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
     rules = Rules(**rules_kwargs)
     starts = random_starts(rng, rules, n)
     games = [
-        Game(rules, decks=s["decks"], dealer=s.get("dealer"), scores=s.get("scores"), single_deal=episode == "deal")
+        Game(rules, decks=s["decks"], dealer=s.get("dealer"), scores=s.get("scores"), episode=episode)
         for s in starts
     ]
     vg = VectorGame(n, episode=episode, **rules_kwargs)

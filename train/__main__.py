@@ -4,12 +4,16 @@
     python -m train --config configs/quick.yaml       # a one-minute smoke run
     python -m train --run-name try1 --total-steps 500000 --seed 3
     python -m train --run-name try1 --resume          # continue an interrupted run
+    python -m train --rule target_score=7 --rule kick_points=tobago   # a rule variant
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+
+from allfours_env.rules import parse_rule_options
 
 from .checkpoints import ResumeError
 from .config import DEFAULT_CONFIG, ConfigError, load_config
@@ -24,11 +28,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", help="where runs are written (default: runs)")
     parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE",
+        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, "
+        "e.g. --rule target_score=7",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.rule and args.resume:
+        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
+    try:
+        rules = parse_rule_options(args.rule)
+    except ValueError as err:
+        parser.error(str(err))
     try:
         config = load_config(
             args.config, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir
         )
+        if rules:
+            config = dataclasses.replace(config, rules={**config.rules, **rules})
         from .run import train  # imported here so that config errors come fast, before torch loads
 
         final = train(config, resume=args.resume, progress=not args.quiet)
