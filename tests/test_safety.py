@@ -176,3 +176,55 @@ def test_loaded_weights_are_read_only_and_shared(tiny_zip):
     assert a is b
     with pytest.raises(ValueError):
         a["w0"][0, 0] = 1.0
+
+
+# ---------------------------------------------------------------- the env refuses bad input clearly
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"scores": 5}, "scores must be two integers"),
+        ({"scores": {0: 1, 1: 2}}, "scores must be two integers"),
+        ({"decks": [[str(c) for c in range(52)]]}, r"decks\[0\] must hold card indices as ints 0..51, got '0' \(str\)"),
+        ({"decks": [[float(c) for c in range(52)]]}, r"decks\[0\] must hold card indices as ints 0..51, got 0.0 \(float\)"),
+        ({"decks": [[True] * 52]}, "must hold card indices as ints"),
+        ({"decks": [7]}, "must be a list of decks"),
+    ],
+)
+def test_bad_reset_options_are_clear_errors_that_change_nothing(options, message):
+    e = env()
+    with pytest.raises(ValueError, match=message):
+        e.reset(seed=1, options=options)
+    with pytest.raises(Exception, match="reset"):  # a failed first reset is not a reset
+        e.step(0)
+    e.reset(seed=1)
+    before = e.observe(e.agent_selection)["observation"].copy()
+    with pytest.raises(ValueError, match=message):
+        e.reset(seed=2, options=options)
+    np.testing.assert_array_equal(e.observe(e.agent_selection)["observation"], before)
+
+
+def test_numpy_decks_are_accepted():
+    e = env()
+    e.reset(seed=1, options={"decks": [np.arange(52)]})
+    assert e.unwrapped.game.deal_number == 1
+
+
+def test_unknown_agent_names_the_agents():
+    e = env()
+    e.reset(seed=1)
+    with pytest.raises(ValueError, match=r"unknown agent 'player_9'; the agents are \['player_0'"):
+        e.observe("player_9")
+
+
+@pytest.mark.parametrize("key, value", [("target_score", np.int64(7)), ("deal_batch", np.int32(3)), ("first_dealer", np.int8(2)), ("stand_requires_trump", np.bool_(True))])
+def test_numpy_scalars_are_read_as_python_values(key, value):
+    e = env(**{key: value})
+    assert getattr(e.unwrapped.rules, key) == value.item() and type(getattr(e.unwrapped.rules, key)) is type(value.item())
+
+
+@pytest.mark.parametrize("key, value", [("deal_batch", 3.0), ("deal_batch", True), ("target_score", 7.0), ("first_dealer", 1.0)])
+def test_rules_refuse_floats_and_bools_for_integers(key, value):
+    with pytest.raises(ValueError, match=f"rule '{key}' must be"):
+        env(**{key: value})
