@@ -45,7 +45,8 @@ def make(spec: str) -> Bot:
     """A bot from a short name (``known_bots()``) or a path to a trained policy (``.zip`` or ``.npz``).
 
     Unknown names raise ValueError listing the known ones; a missing policy file raises
-    FileNotFoundError and a damaged one ``agents.policy.CheckpointError`` (a ValueError).
+    FileNotFoundError and a damaged, hostile or foreign one ``agents.policy.CheckpointError``
+    (a ValueError). Loading a policy file runs no code from it (see :mod:`agents.policy`).
     """
     names = known_bots()
     if spec in _REGISTRY:
