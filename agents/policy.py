@@ -44,7 +44,10 @@ SB3_DATA = "data"
 SB3_ACTOR_PREFIX = "mlp_extractor.policy_net."
 SB3_DEFAULT_ACTIVATION = "tanh"  # SB3's MlpPolicy default when policy_kwargs names none
 # the class names SB3 writes as text for ``activation_fn`` in ``data``
-SB3_ACTIVATIONS = {"<class 'torch.nn.modules.activation.ReLU'>": "relu", "<class 'torch.nn.modules.activation.Tanh'>": "tanh"}
+SB3_ACTIVATIONS = {
+    "<class 'torch.nn.modules.activation.ReLU'>": "relu",
+    "<class 'torch.nn.modules.activation.Tanh'>": "tanh",
+}
 NPZ_HINT = "export it to .npz (agents.policy.save_weights) or retrain it with this version"
 
 
@@ -92,7 +95,9 @@ def _actor_from_state(state: dict[str, np.ndarray], activation: str, layout: int
 def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
     for info in archive.infolist():
         if info.file_size > MAX_MEMBER_BYTES:
-            raise CheckpointError(f"{path}: member {info.filename!r} unpacks to {info.file_size:,} bytes; a policy is far smaller")
+            raise CheckpointError(
+                f"{path}: member {info.filename!r} unpacks to {info.file_size:,} bytes; a policy is far smaller"
+            )
 
 
 def _read_npz(path: Path) -> Weights:
@@ -118,7 +123,9 @@ def _read_sb3_zip(path: Path) -> Weights:
         try:
             state = torch.load(io.BytesIO(archive.read(SB3_WEIGHTS)), map_location="cpu", weights_only=True)
         except Exception as err:  # the weights-only unpickler refuses anything but tensors with its own errors
-            raise CheckpointError(f"{path}: {SB3_WEIGHTS} holds more than plain weights, refused ({type(err).__name__}); {NPZ_HINT}") from None
+            raise CheckpointError(
+                f"{path}: {SB3_WEIGHTS} holds more than plain weights, refused ({type(err).__name__}); {NPZ_HINT}"
+            ) from None
         data = json.loads(archive.read(SB3_DATA))
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{path}: {SB3_WEIGHTS} is not a state dict of tensors")
@@ -129,7 +136,7 @@ def _read_sb3_zip(path: Path) -> Weights:
     elif activation_text in SB3_ACTIVATIONS:
         activation = SB3_ACTIVATIONS[activation_text]
     else:
-        raise CheckpointError(f"{path}: activation {activation_text!r} is not supported; supported: {list(ACTIVATIONS)}")
+        raise CheckpointError(f"{path}: activation {activation_text!r} is not one of {list(ACTIVATIONS)}")
     state = {k: v.detach().numpy() for k, v in state.items()}
     first = state.get(f"{SB3_ACTOR_PREFIX}0.weight")
     inputs = first.shape[-1] if first is not None else -1
@@ -192,15 +199,18 @@ def check_weights(weights: Weights, source: Any) -> int:
     if set(weights) != expected:
         missing, extra = sorted(expected - set(weights)), sorted(set(weights) - expected)
         raise fail(f"the arrays must be {sorted(expected)}; missing {missing}, unexpected {extra}")
-    size = input_size(layout)
+    size = inputs = input_size(layout)
     for i in [*range(n_hidden), "_out"]:
         w, b = weights[f"w{i}"], weights[f"b{i}"]
         if w.ndim != 2 or w.shape[1] < 1:
-            raise fail(f"w{i} must be a matrix of {size} rows (layout {layout}: {input_size(layout)} inputs), got shape {w.shape}")
+            raise fail(f"w{i} must be a matrix of {size} rows (layout {layout}: {inputs} inputs), got shape {w.shape}")
         width = N_ACTIONS if i == "_out" else w.shape[1]
         for name, array, shape in ((f"w{i}", w, (size, width)), (f"b{i}", b, (width,))):
             if array.shape != shape:
-                raise fail(f"{name} has shape {array.shape}, expected {shape} (layout {layout}: {input_size(layout)} inputs, {N_ACTIONS} actions)")
+                raise fail(
+                    f"{name} has shape {array.shape}, expected {shape}"
+                    f" (layout {layout}: {inputs} inputs, {N_ACTIONS} actions)"
+                )
             if array.dtype.kind != "f":
                 raise fail(f"{name} has dtype {array.dtype}; weights are floating point")
             if not np.isfinite(array).all():
@@ -227,7 +237,10 @@ class PolicyBot:
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
         self._obs_size = OBS_SIZES[check_weights(weights, name)]
         n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
-        self._layers = [(weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32)) for i in range(n_hidden)]
+        self._layers = [
+            (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))
+            for i in range(n_hidden)
+        ]
         self._out = (weights["w_out"].astype(np.float32), weights["b_out"].astype(np.float32))
         self._activation = ACTIVATIONS[str(weights[ACTIVATION_KEY])]
         self.name = name

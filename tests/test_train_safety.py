@@ -16,7 +16,7 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
-from tests.test_reliability import STOP_SECONDS, alive, children, linux_only, start, wait_for, wait_for_workers  # noqa: E402
+from tests.test_reliability import STOP_SECONDS, alive, linux_only, start, wait_for, wait_for_workers  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, load_state  # noqa: E402
 from train.config import ConfigError, config_from_dict, load_config  # noqa: E402
@@ -77,7 +77,7 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
     assert not [p.name for p in run.rglob("*") if ".tmp" in p.name]
     assert not (run / LOCK_FILE).exists()
     # The resumed run says where it starts, extends only when asked, and says so.
-    assert train_main(["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--quiet", "--total-steps", str(kept + 1)]) == 0
+    assert train_main(resume(tmp_path, kept + 1)) == 0
     err = capsys.readouterr().err
     assert f"resuming {run} from checkpoint step_{kept:010d} at step {kept:,}" in err
     assert f"total_steps of the run changed from {LONG_STEPS:,} to {kept + 1:,}" in err
@@ -94,7 +94,7 @@ def test_kill_9_leaves_no_workers_and_its_lock_is_taken_over(tmp_path, capsys):
     process.communicate(timeout=30)
     wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "orphaned env workers to die")
     assert (tmp_path / "tiny" / LOCK_FILE).read_text().strip() == str(process.pid)
-    assert train_main(["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--quiet", "--total-steps", str(kept + 1)]) == 0
+    assert train_main(resume(tmp_path, kept + 1)) == 0
     assert f"took over the lock of process {process.pid}, which no longer runs" in capsys.readouterr().err
 
 
@@ -105,6 +105,12 @@ def finished_run(tmp_path_factory) -> tuple[Path, Path]:
     config = tiny_config(out, subprocess_envs=False)
     assert train_main(args(config, out)) == 0
     return out, config
+
+
+def resume(out: Path, total_steps: int | None = None) -> list[str]:
+    """Arguments resuming run ``tiny`` in ``out`` with its own config."""
+    more = [] if total_steps is None else ["--total-steps", str(total_steps)]
+    return ["--run-name", "tiny", "--output-dir", str(out), "--resume", "--quiet", *more]
 
 
 def copy_run(finished: tuple[Path, Path], tmp_path: Path) -> Path:
@@ -122,8 +128,8 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
     cases = [
         (args(other, tmp_path, "--resume"), "differs in learning_rate (run: 0.0003, given: 0.1)"),
         (args(finished_run[1], tmp_path, "--resume", "--seed", "5"), "differs in seed (run: 0, given: 5)"),
-        (args(tiny_config(tmp_path, subprocess_envs=False, total_steps=1024), tmp_path, "--resume"), "pass --total-steps 1024"),
-        (["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--total-steps", "300"], "at step 512 already"),
+        (args(tiny_config(tmp_path, subprocess_envs=False, total_steps=9), tmp_path, "--resume"), "--total-steps 9 to"),
+        (resume(tmp_path, 300), "at step 512 already"),
         (["--run-name", "none", "--output-dir", str(tmp_path), "--resume"], "nothing to resume"),
     ]
     for argv, message in cases:
@@ -132,7 +138,7 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert (run / "config.yaml").read_bytes() == saved
     # Without --config the run's own config is used: the default config's 2,000,000 steps do not leak in.
-    assert train_main(["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--quiet"]) == 0
+    assert train_main(resume(tmp_path)) == 0
     assert "at step 512 of 512" in capsys.readouterr().err
     assert (run / "config.yaml").read_bytes() == saved
 
@@ -159,9 +165,9 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_newest_intact_one(finishe
         (newest / "model.zip").write_bytes(b"PK\x03\x04 cut")
     else:
         (newest / "state.pkl").write_bytes(content[damage])
-    assert train_main(["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--quiet", "--total-steps", "768"]) == 0
+    assert train_main(resume(tmp_path, 768)) == 0
     err = capsys.readouterr().err
-    assert f"skipping a damaged checkpoint: cannot read {newest}" in err or f"{newest / 'state.pkl'} is not a checkpoint state" in err
+    assert f"skipping a damaged checkpoint: cannot read {newest}" in err or f"{newest / 'state.pkl'} is not a" in err
     assert "from checkpoint step_0000000256 at step 256 of 768" in err
     assert not marker.exists()
 
@@ -179,7 +185,7 @@ def test_only_damaged_checkpoints_is_a_clear_error(finished_run, tmp_path, capsy
     for state in run.glob("checkpoints/step_*/state.pkl"):
         state.write_bytes(b"")
     with pytest.raises(SystemExit):
-        train_main(["--run-name", "tiny", "--output-dir", str(tmp_path), "--resume", "--total-steps", "768"])
+        train_main(resume(tmp_path, 768))
     assert "no intact checkpoint" in capsys.readouterr().err
 
 
@@ -208,3 +214,11 @@ def test_the_lock_is_exclusive_and_a_dead_holder_is_taken_over(tmp_path):
     with RunLock(tmp_path) as lock:
         assert lock.stale_pid == int(dead.stdout)
         assert (tmp_path / LOCK_FILE).read_text().strip() == str(os.getpid())
+
+
+def test_a_corrupt_run_config_is_a_clear_error(finished_run, tmp_path, capsys):
+    run = copy_run(finished_run, tmp_path)
+    (run / "config.yaml").write_text("total_steps: [512\n")
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(resume(tmp_path))
+    assert exit_info.value.code == 2 and "config.yaml is not valid YAML" in capsys.readouterr().err

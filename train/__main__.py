@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and args.config is None:
         config_file = run_config_file(args.run_name, args.output_dir)
         if not config_file.is_file():
-            parser.exit(2, f"python -m train: error: nothing to resume: no run in {config_file.parent} (no {config_file.name})\n")
+            parser.exit(2, f"python -m train: error: nothing to resume: no run in {config_file.parent}\n")
     try:
         config = load_config(
             config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir

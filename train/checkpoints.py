@@ -26,6 +26,8 @@ KEEP = 2  # checkpoints kept on disk; older ones are removed after a new one is 
 MODEL_FILE = "model.zip"
 STATE_FILE = "state.pkl"
 STEP_PREFIX = "step_"
+# what a damaged or hostile pickle raises while it is read
+UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError, IndexError)
 STATE_KEYS = ("trainer", "env_states", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
 SAFE_PACKAGES = ("allfours_env.", "agents.")  # classes of the project's own bots and games
 SAFE_GLOBALS = {
@@ -40,8 +42,8 @@ SAFE_GLOBALS = {
     ("numpy", "dtype"),
     ("numpy", "ndarray"),
     ("numpy", "tanh"),
-    *((core, name) for core in ("numpy.core.multiarray", "numpy._core.multiarray") for name in ("_reconstruct", "scalar")),
-    *((core, "_frombuffer") for core in ("numpy.core.numeric", "numpy._core.numeric")),
+    *((f"numpy.{core}.multiarray", name) for core in ("core", "_core") for name in ("_reconstruct", "scalar")),
+    *((f"numpy.{core}.numeric", "_frombuffer") for core in ("core", "_core")),
     *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("bit_generator", "generator", "randomstate")),
     *(("numpy.random._pcg64", n) for n in ("PCG64", "PCG64DXSM")),
     ("numpy.random._mt19937", "MT19937"),
@@ -123,7 +125,7 @@ def newest_intact(run_dir: Path, read: Callable[[Path], Loaded]) -> tuple[Path, 
     """
     folders = candidates(run_dir)
     if not folders:
-        raise ResumeError(f"nothing to resume in {run_dir}: no checkpoint was written there (no {checkpoint_root(run_dir)}/{STEP_PREFIX}*)")
+        raise ResumeError(f"nothing to resume in {run_dir}: no checkpoint was written there")
     skipped: list[str] = []
     for folder in folders:
         try:
@@ -139,13 +141,16 @@ def load_state(folder: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             state = _DataUnpickler(f).load()
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError, IndexError) as err:
+    except UNREADABLE as err:
         raise ResumeError(f"cannot read {path}: {type(err).__name__}: {err}") from None
     if not isinstance(state, dict) or set(state) != set(STATE_KEYS):
         got = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise ResumeError(f"{path} is not a checkpoint state (expected a dict of {list(STATE_KEYS)}, got {got})")
     if not isinstance(state["env_states"], list) or not all(isinstance(s, dict) for s in state["env_states"]):
         raise ResumeError(f"{path}: env_states must be a list of dicts, one per env")
+    counters = state["sb3"]
+    if not isinstance(counters, dict) or not isinstance(counters.get("num_timesteps"), int):
+        raise ResumeError(f"{path}: sb3 must be a dict of SB3's counters with an integer num_timesteps")
     return state
 
 

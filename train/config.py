@@ -87,7 +87,9 @@ class TrainConfig:
         except (TypeError, ValueError) as err:
             raise ConfigError(f"rules: {err}") from None
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
-        for key, names in (("imitate", [self.imitate] if self.imitate else []), ("opponents", pool_bots), ("eval_opponents", self.eval_opponents)):
+        imitate = [self.imitate] if self.imitate else []
+        bots = {"imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents}
+        for key, names in bots.items():
             for name in names:
                 _check_bot(key, name)
         if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):

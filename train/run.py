@@ -274,7 +274,9 @@ def _resumed_config(given: TrainConfig, step: int, extend: bool) -> TrainConfig:
     saved = load_config(path)
     identity = ("run_name", "output_dir", "total_steps")  # the folder names the run; total_steps: below
     mine, theirs = saved.to_dict(), given.to_dict()
-    differ = [f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]]
+    differ = [
+        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
+    ]
     if differ:
         raise ResumeError(
             f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
@@ -294,7 +296,9 @@ def _resumed_config(given: TrainConfig, step: int, extend: bool) -> TrainConfig:
     return given
 
 
-def _restore(model: MaskablePPO, env: VecEnv, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path) -> None:
+def _restore(
+    model: MaskablePPO, env: VecEnv, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
+) -> None:
     try:
         model.set_parameters(params, exact_match=True, device="cpu")
         for name in SB3_COUNTERS:
@@ -333,7 +337,7 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
         folder, (state, params), skipped = newest_intact(run_dir, _read_checkpoint)
         for reason in skipped:
             say(f"skipping a damaged checkpoint: {reason}")
-        step = int(state["sb3"]["num_timesteps"]) if isinstance(state["sb3"], dict) and "num_timesteps" in state["sb3"] else -1
+        step = state["sb3"]["num_timesteps"]
         config = _resumed_config(config, step, extend)
         say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
     else:
@@ -353,7 +357,9 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
             warm_start(model, config, progress)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
-            model.learn(total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME)
+            model.learn(
+                total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME
+            )
         final = run_dir / "final.zip"
         with interrupts_deferred():
             tmp = run_dir / ".final.tmp.zip"
@@ -372,7 +378,7 @@ def _interrupted_message(config: TrainConfig, model: MaskablePPO | None) -> str:
     step = model.num_timesteps if model is not None else 0
     kept = candidates(config.run_dir)
     if not kept:
-        return f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume; start the run again"
+        return f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume; start it again"
     return (
         f"[train] interrupted at step {step:,}; kept checkpoint {kept[0].name}. Resume with: "
         f"python -m train --run-name {config.run_name} --output-dir {config.output_dir} --resume"
