@@ -4,8 +4,9 @@
    run (:mod:`train.lock`). A resumed run keeps its own saved config (only ``total_steps`` may
    change, when asked explicitly) and starts from its newest intact checkpoint.
 2. Build ``n_envs`` team envs (:mod:`train.team_env`), each with an opponent pool.
-3. Build (or load) the MaskablePPO model; pin torch to one thread. A new model may first
-   imitate a teacher bot (:mod:`train.imitation`).
+3. Build the MaskablePPO model; pin torch to one thread. A new model may first imitate a
+   teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
+   state and counters (read as data: :mod:`train.checkpoints`).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
