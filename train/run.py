@@ -370,6 +370,8 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
         return final
     except KeyboardInterrupt:
         interrupted = True
+        if model is not None:
+            model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model)) from None
     finally:
         stop_env(env, interrupted)
