@@ -65,7 +65,7 @@ class Rules:
                 raise ValueError(f"rule {key!r} must be True or False, got {value!r}")
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
-            if value not in allowed or type(value) is not type(allowed[0]):  # 3.0 or True is not 3 or 1
+            if value not in allowed or isinstance(value, bool) or not isinstance(value, type(allowed[0])):  # not 3.0
                 raise ValueError(f"rule {key!r} must be one of {allowed}, got {value!r}")
         fd = self.first_dealer
         if not (fd in _FIRST_DEALER_NAMES or (_is_int(fd) and 0 <= fd < N_SEATS)):

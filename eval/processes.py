@@ -46,8 +46,11 @@ def bind_to_parent(parent: int) -> None:
 def interrupts_deferred() -> Iterator[None]:
     """Run a block (a file write) to its end even if Ctrl-C comes; the KeyboardInterrupt follows it.
 
-    Only the main thread may call this (Python runs signal handlers there).
+    Python runs signal handlers in the main thread only: elsewhere the block just runs.
     """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     caught: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:

@@ -236,3 +236,21 @@ def test_numpy_scalars_are_read_as_python_values(key, value):
 def test_rules_refuse_floats_and_bools_for_integers(key, value):
     with pytest.raises(ValueError, match=f"rule '{key}' must be"):
         env(**{key: value})
+
+
+def test_deferred_interrupts_wait_for_the_block_and_work_off_the_main_thread():
+    import signal
+    import threading
+
+    from eval.processes import interrupts_deferred
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            signal.raise_signal(signal.SIGINT)
+            done.append("block")
+    assert done == ["block"]
+    thread = threading.Thread(target=lambda: done.append(interrupts_deferred().__enter__()))
+    thread.start()
+    thread.join()
+    assert done == ["block", None]
