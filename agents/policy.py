@@ -48,7 +48,10 @@ SB3_ACTIVATIONS = {
     "<class 'torch.nn.modules.activation.ReLU'>": "relu",
     "<class 'torch.nn.modules.activation.Tanh'>": "tanh",
 }
-NPZ_HINT = "export it to .npz (agents.policy.save_weights) or retrain it with this version"
+NPZ_HINT = (
+    "if you trust the file, export its actor to .npz: "
+    "save_weights(weights_from_policy(MaskablePPO.load(path).policy), 'policy.npz')"
+)
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
