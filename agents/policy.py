@@ -136,7 +136,7 @@ def _read_sb3_zip(path: Path) -> Weights:
     activation_text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
     if activation_text is None:
         activation = SB3_DEFAULT_ACTIVATION
-    elif activation_text in SB3_ACTIVATIONS:
+    elif isinstance(activation_text, str) and activation_text in SB3_ACTIVATIONS:
         activation = SB3_ACTIVATIONS[activation_text]
     else:
         raise CheckpointError(f"{path}: activation {activation_text!r} is not one of {list(ACTIVATIONS)}")
@@ -171,7 +171,7 @@ def load_weights(path: str | Path) -> Weights:
         weights = _read_npz(path) if path.suffix == ".npz" else _read_sb3_zip(path)
     except CheckpointError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as err:
+    except (OSError, ValueError, EOFError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as err:
         raise CheckpointError(f"{path} is not a readable {kind}: {type(err).__name__}: {err}") from None
     check_weights(weights, path)
     for array in weights.values():

@@ -254,3 +254,16 @@ def test_deferred_interrupts_wait_for_the_block_and_work_off_the_main_thread():
     thread.start()
     thread.join()
     assert done == ["block", None]
+
+
+def test_odd_zip_contents_are_clear_errors(tiny_zip, tmp_path):
+    data = json.loads(zipfile.ZipFile(tiny_zip).read("data"))
+    data["policy_kwargs"]["activation_fn"] = ["not", "a", "name"]
+    odd_activation = rewrite_zip(tiny_zip, tmp_path / "a.zip", {"data": json.dumps(data).encode()})
+    buffer = io.BytesIO()
+    torch.save({"mlp_extractor.policy_net.0.weight": torch.zeros(2, 2, dtype=torch.bfloat16)}, buffer)
+    odd_dtype = rewrite_zip(tiny_zip, tmp_path / "b.zip", {"policy.pth": buffer.getvalue()})
+    not_json = rewrite_zip(tiny_zip, tmp_path / "c.zip", {"data": b"\xff\xfe not json"})
+    for path in (odd_activation, odd_dtype, not_json):
+        with pytest.raises(CheckpointError):
+            agents.make(str(path))
