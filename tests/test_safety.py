@@ -15,7 +15,7 @@ import pytest
 import agents
 from agents.builtin import PRETRAINED
 from agents.policy import (
-    LAYOUT_KEY, LEGACY_LAYOUT, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
+    LAYOUT_KEY, LEGACY_LAYOUT, LEGACY_OBS_SIZE, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
 )  # fmt: skip
 from allfours_env import N_ACTIONS, env
 
@@ -167,7 +167,9 @@ def test_exports_record_the_layout_and_version_less_files_are_layout_0(tmp_path)
 def test_a_layout_0_policy_reads_the_first_969_floats(tmp_path):
     obs = first_observation()
     legacy = PolicyBot(small_weights(LEGACY_LAYOUT))
-    assert legacy.policy_input(obs["observation"], obs["action_mask"]).shape == (input_size(LEGACY_LAYOUT),)
+    x = legacy.policy_input(obs["observation"], obs["action_mask"])
+    assert x.shape == (input_size(LEGACY_LAYOUT),)
+    np.testing.assert_array_equal(x[:LEGACY_OBS_SIZE], obs["observation"][:LEGACY_OBS_SIZE])
     current = PolicyBot(small_weights(OBS_LAYOUT))
     assert current.policy_input(obs["observation"], obs["action_mask"]).shape == (input_size(OBS_LAYOUT),)
     assert agents.make("pretrained").act(obs) in np.flatnonzero(obs["action_mask"])
