@@ -43,16 +43,16 @@ def _count(minimum: int) -> Any:
     return parse
 
 
-def check_out_dir(path: str) -> bool:
+def check_out_dir(path: str) -> list[Path]:
     """Make sure ``path`` is a folder this process can write, before anything is played.
 
-    Returns whether the folder was created here (so that an interrupted run can remove it).
+    Returns the folders created here, deepest first (so that an interrupted run can remove them).
     Raises ValueError naming the problem.
     """
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {path!r} is a file; it must be a folder (it is created if missing)")
-    created = not folder.exists()
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
@@ -122,8 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = play_plan(plan, progress=not args.no_progress)
     except KeyboardInterrupt:
-        if created:
-            Path(args.out).rmdir()
+        for folder in created:
+            folder.rmdir()
         print(f"\npython -m eval: interrupted; nothing was written to {args.out}", file=sys.stderr)
         return INTERRUPTED_EXIT
     try:

@@ -65,7 +65,7 @@ LONG_EVAL = ["-m", "eval", "random", "rule_based", "--boards", "100000", "--work
 
 @linux_only
 def test_ctrl_c_stops_eval_with_two_workers_at_once(tmp_path):
-    out = tmp_path / "out"
+    out = tmp_path / "new" / "out"
     process = start([*LONG_EVAL, "--out", str(out)])
     workers = wait_for_workers(process, 2)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
@@ -74,7 +74,7 @@ def test_ctrl_c_stops_eval_with_two_workers_at_once(tmp_path):
     assert time.monotonic() - sent < STOP_SECONDS
     assert process.returncode == 130
     assert "Traceback" not in err and "interrupted; nothing was written" in err
-    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # the folders made for --out are gone too
     wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "the workers to end")
 
 
