@@ -46,7 +46,8 @@ def make(spec: str) -> Bot:
     or a path to a trained policy (``.zip`` or ``.npz``).
 
     Unknown names or options raise ValueError listing the known ones; a missing policy file raises
-    FileNotFoundError and a damaged one ``agents.policy.CheckpointError`` (a ValueError).
+    FileNotFoundError and a damaged, hostile or foreign one ``agents.policy.CheckpointError``
+    (a ValueError). Loading a policy file runs no code from it (see :mod:`agents.policy`).
     """
     names = known_bots()
     name, sep, option_text = spec.partition(":")

@@ -106,12 +106,12 @@ def action_text(action: int) -> str:
 
 def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     """A deck as a list of ints, or a ValueError if it is not a permutation of 0..51."""
-    try:
-        cards = [int(c) for c in deck]
-        if any(float(c) != int(c) for c in deck):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ValueError(f"{where} must be a sequence of 52 card indices (ints 0..51)") from None
+    if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence | np.ndarray):
+        raise ValueError(f"{where} must be a sequence of 52 card indices (ints 0..51), got {type(deck).__name__}")
+    bad = [c for c in deck if isinstance(c, bool) or not isinstance(c, int | np.integer)]
+    if bad:
+        raise ValueError(f"{where} must hold card indices as ints 0..51, got {bad[0]!r} ({type(bad[0]).__name__})")
+    cards = [int(c) for c in deck]
     if len(cards) != N_CARDS:
         raise ValueError(f"{where} has {len(cards)} cards; a deck is a permutation of 0..51 (52 cards)")
     if sorted(cards) != list(range(N_CARDS)):
@@ -138,6 +138,7 @@ def check_start(
         scores = (0, 0)
     if (
         isinstance(scores, (str, bytes))
+        or not isinstance(scores, Sequence | np.ndarray)
         or len(scores) != 2
         or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
     ):

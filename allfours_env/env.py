@@ -129,7 +129,19 @@ def env(**kwargs: Any) -> AECEnv:
     Illegal or out-of-range actions are rejected by the env itself with a ValueError that lists
     the legal actions, so no TerminateIllegal or AssertOutOfBounds wrapper is added.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's wrapper, but a reset that raises (bad options) does not count as a reset."""
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        had_reset = self._has_reset
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._has_reset = had_reset
+            raise
 
 
 class raw_env(AECEnv):
@@ -262,6 +274,8 @@ class raw_env(AECEnv):
         self._rewards_given = True
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if agent not in SEAT_OF:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
         observation, mask = encode_with_mask(self.game, SEAT_OF[agent])
         return {"observation": observation, "action_mask": mask}
 

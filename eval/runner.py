@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
@@ -19,6 +20,7 @@ from allfours_env.rules import Rules
 from .boards import make_board
 from .bots import BotFactory
 from .play import BoardRecord, play_board
+from .processes import bind_to_parent
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task
@@ -58,9 +60,10 @@ _worker: _Player | None = None  # the player of a worker process
 
 
 def _init_worker(
-    factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
+    parent: int, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
 ) -> None:
     global _worker
+    bind_to_parent(parent)
     _worker = _Player(factories, pairs, rules, episode)
 
 
@@ -79,7 +82,8 @@ def make_tasks(n_pairs: int, boards: range, workers: int) -> list[Task]:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Fork where available: workers inherit the imported modules and the bot factories."""
+    """Fork where available: workers inherit the imported modules, the bot factories and the
+    policy weights the parent already loaded (so no torch code runs in a forked worker)."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
@@ -110,10 +114,11 @@ def run_pairs(
             max_workers=min(workers, len(tasks)),
             mp_context=_context(),
             initializer=_init_worker,
-            initargs=(factories, pairs, rules, episode),
+            initargs=(os.getpid(), factories, pairs, rules, episode),
         ) as pool:
-            pending: dict[Future, Task] = {pool.submit(_play_in_worker, task): task for task in tasks}
+            pending: dict[Future, Task] = {}
             try:
+                pending.update((pool.submit(_play_in_worker, task), task) for task in tasks)
                 while pending:
                     finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in finished:
@@ -121,7 +126,9 @@ def run_pairs(
                         done[task] = future.result()
                         if on_progress:
                             on_progress(task[2] - task[1])
-            except BaseException:
+            except BaseException:  # Ctrl-C or a failed task: stop now, not after the running tasks
+                for process in list(pool._processes.values()):  # the executor has no public kill
+                    process.kill()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     results: list[list[BoardRecord]] = [[] for _ in pairs]
