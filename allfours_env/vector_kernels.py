@@ -2,7 +2,7 @@
 
 Each function handles one table ``t`` of the batch and mirrors the method of
 :class:`allfours_env.engine.Game` with the same name (section numbers A5.2 ... point into
-RULES.md); the loops over tables at the bottom are what :class:`~allfours_env.vector.VectorGame`
+docs/rules.md); the loops over tables at the bottom are what :class:`~allfours_env.vector.VectorGame`
 calls. A table's state is one row of three arrays:
 
 * ``st`` (int64): the scalar fields, columns named below (``PHASE``, ``CURRENT``, ...);
