@@ -29,7 +29,7 @@ import numpy as np
 
 from allfours_env import N_ACTIONS, OBS_SIZE
 
-from .base import Observation
+from .base import Observation, SeededBot
 from .features import N_FEATURES, features
 
 OBS_LAYOUT = 1  # the current layout: OBS_SIZE floats (layout 0's 969, then the rules block)
@@ -234,10 +234,11 @@ def save_weights(weights: Weights, path: str | Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-class PolicyBot:
+class PolicyBot(SeededBot):
     """Acts with a trained actor network. See the module docstring."""
 
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
+        super().__init__(seed)
         self._obs_size = OBS_SIZES[check_weights(weights, name)]
         n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
         self._layers = [
@@ -248,15 +249,10 @@ class PolicyBot:
         self._activation = ACTIVATIONS[str(weights[ACTIVATION_KEY])]
         self.name = name
         self.deterministic = deterministic
-        self._rng = np.random.default_rng(seed)
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> PolicyBot:
         return cls(load_weights(path), name=kwargs.pop("name", str(path)), **kwargs)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
 
     def policy_input(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The observation of the policy's layout (a layout-0 policy reads the first 969 floats), then the features."""
