@@ -1,9 +1,12 @@
-"""Card reasoning shared by the heuristic bots: trick winners, card counting and void reading.
+"""Card reasoning shared by the heuristic bots and the policy features: trick winners, card
+counting and void reading.
 
 Everything works on bit sets (bit ``c`` = card ``c``, see :mod:`allfours_env.cards`) and on seats
 relative to the observer as the observation gives them: 0 self, 1 the next seat (plays after
 me), 2 partner, 3 the previous seat. Legal moves always come from the action mask; nothing here
-re-derives the follow-suit rules.
+re-derives the follow-suit rules. The functions on ints are the only implementation: the bots
+call them as Python, and :mod:`agents.features` compiles the very same ones with numba
+(``register_jitable``), so they are written in the subset of Python numba reads.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba.extending import register_jitable
 
 from allfours_env import View, decode
 from allfours_env.cards import (
@@ -23,11 +27,20 @@ from allfours_env.cards import (
     RANK_JACK,
     RANK_TEN,
     SUIT_MASK,
+    beats,
+    next_seat,
+    team_of,
 )
+
+from . import numba_ints  # noqa: F401  (int.bit_length / int.bit_count in the compiled functions)
 
 SELF, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
 
 TENS = sum(1 << (s * N_RANKS + RANK_TEN) for s in range(N_SUITS))
+
+# The engine's rules on cards and seats, compiled into the features too.
+register_jitable(beats)
+register_jitable(next_seat)
 
 
 def mask_bits(mask: np.ndarray) -> int:
@@ -37,13 +50,15 @@ def mask_bits(mask: np.ndarray) -> int:
 
 def is_ours(seat: int) -> bool:
     """Seats 0 and 2 are my team."""
-    return seat % 2 == 0
+    return team_of(seat) == team_of(SELF)
 
 
+@register_jitable
 def lowest(bits: int) -> int:
     return (bits & -bits).bit_length() - 1
 
 
+@register_jitable
 def highest(bits: int) -> int:
     return bits.bit_length() - 1
 
@@ -65,37 +80,65 @@ def game_value(bits: int) -> int:
     )
 
 
+@register_jitable
 def suit_bits(card: int) -> int:
     return SUIT_MASK[card // N_RANKS]
 
 
+@register_jitable
 def above(card: int) -> int:
     """Cards of the same suit ranked above ``card``."""
     return suit_bits(card) & ~((2 << card) - 1)
 
 
+@register_jitable
 def below(card: int) -> int:
     """Cards of the same suit ranked below ``card``."""
     return suit_bits(card) & ((1 << card) - 1)
 
 
+@register_jitable
 def trump_jack(trump: int) -> int:
     return trump * N_RANKS + RANK_JACK
 
 
-def beats(card: int, best: int, trump: int) -> bool:
-    """Whether ``card`` takes the lead from ``best``, the card now winning the trick (A7.5)."""
-    if card // N_RANKS == best // N_RANKS:
-        return card > best
-    return card // N_RANKS == trump
-
-
+@register_jitable
 def beaters(best: int, trump: int) -> int:
-    """All cards that would take the lead from ``best``: higher in its suit, or any trump over a non-trump."""
+    """All cards that would take the lead from ``best``: higher in its suit, or any trump over a
+    non-trump. With ``trump`` -1 (none yet) Python's and numba's indexing both read
+    ``SUIT_MASK[-1]``, spades: the policy features were trained with that, so it stays."""
     bits = above(best)
     if best // N_RANKS != trump:
         bits |= SUIT_MASK[trump]
     return bits
+
+
+@register_jitable
+def unseen_bits(hand: int, kick: int, kicks_aside: int, played: int) -> int:
+    """Cards I have not seen: in another hand or in the stock (not mine, not played, not the
+    live kick ``kick`` (-1 if none), not kicked and set aside)."""
+    seen = hand | kicks_aside | played
+    if kick >= 0:
+        seen |= 1 << kick
+    return FULL_DECK & ~seen
+
+
+@register_jitable
+def winning_play(cards: Sequence[int], trump: int) -> int:
+    """Index in ``cards`` (a trick in play order) of the card now winning it; -1 if empty."""
+    best = -1
+    for i in range(len(cards)):
+        if best < 0 or beats(cards[i], cards[best], trump):
+            best = i
+    return best
+
+
+@register_jitable
+def shows_void(led: int, card: int, trump: int) -> bool:
+    """Whether playing ``card`` to a trick that ``led`` led shows the player lacks the led suit:
+    neither followed it nor trumped a plain-suit lead (a trump lead answered without a trump)."""
+    suit, led_suit = card // N_RANKS, led // N_RANKS
+    return suit != led_suit and (led_suit == trump or suit != trump)
 
 
 @dataclass(frozen=True)
@@ -118,11 +161,8 @@ class Trick:
 
 def trick_winner(order: Sequence[tuple[int, int]], trump: int) -> tuple[int | None, int | None]:
     """(seat, card) now winning a trick given as (seat, card) in play order; (None, None) if empty."""
-    winner = best = None
-    for seat, card in order:
-        if best is None or beats(card, best, trump):
-            winner, best = seat, card
-    return winner, best
+    i = winning_play([card for _, card in order], trump)
+    return order[i] if i >= 0 else (None, None)
 
 
 def read_trick(view: View, trump: int) -> Trick:
@@ -135,12 +175,10 @@ def read_trick(view: View, trump: int) -> Trick:
 
 def unseen(view: View) -> int:
     """Cards I have not seen: in another hand or in the stock (not mine, not played, not kicked)."""
-    seen = view.hand_bits | view.kicks_aside_bits
+    played = 0
     for bits in view.played_bits:
-        seen |= bits
-    if view.kick is not None:
-        seen |= 1 << view.kick
-    return FULL_DECK & ~seen
+        played |= bits
+    return unseen_bits(view.hand_bits, -1 if view.kick is None else view.kick, view.kicks_aside_bits, played)
 
 
 def cards_left(view: View) -> tuple[int, int, int, int]:
@@ -150,19 +188,15 @@ def cards_left(view: View) -> tuple[int, int, int, int]:
 
 
 def voids(view: View, trump: int | None) -> tuple[int, int, int, int]:
-    """Per relative seat, a bit mask of the suits it has shown it lacks (bit s = suit s).
-
-    Read from the trick history in the observation: a player who did not follow a plain-suit
-    lead with that suit or a trump lacks it; one who did not answer a trump lead with a trump
-    has no trumps.
-    """
+    """Per relative seat, a bit mask of the suits it has shown it lacks (bit s = suit s), read
+    from the trick history in the observation (see :func:`shows_void`)."""
+    t = -1 if trump is None else trump
     out = [0, 0, 0, 0]
     for trick in view.tricks:
-        led = trick[0][1] // N_RANKS
+        led = trick[0][1]
         for seat, card in trick[1:]:
-            suit = card // N_RANKS
-            if suit != led and (led == trump or suit != trump):
-                out[seat] |= 1 << led
+            if shows_void(led, card, t):
+                out[seat] |= 1 << (led // N_RANKS)
     return tuple(out)
 
 
