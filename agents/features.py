@@ -105,7 +105,11 @@ _LEADER = LAYOUT["leader"].offset
 _ONE_HOT = LAYOUT["leader"].size  # the four-way pieces (trump, leader) read as the decoder does
 
 
-@numba.njit(cache=True)
+# Explicit signatures: one compiled version, not one per constant offset the kernel passes.
+_ROW_AND_INT = "(float32[::1], int64)"
+
+
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
 def _cards(row: np.ndarray, start: int) -> int:
     """The 52 card flags from ``row[start]`` as a bit set."""
     bits = 0
@@ -115,7 +119,7 @@ def _cards(row: np.ndarray, start: int) -> int:
     return bits
 
 
-@numba.njit(cache=True)
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
 def _one_hot(row: np.ndarray, start: int) -> int:
     """The highest flag set among the four from ``row[start]``, -1 if none (as ``decode``)."""
     for i in range(_ONE_HOT - 1, -1, -1):
@@ -124,7 +128,7 @@ def _one_hot(row: np.ndarray, start: int) -> int:
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
 def _trick_number(row: np.ndarray, card: int) -> int:
     number = 0
     for b in range(_TRICK_NUMBER_BITS):
