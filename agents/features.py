@@ -21,15 +21,15 @@ import numpy as np
 
 from allfours_env import OBS_SIZE
 from allfours_env.cards import (
-    CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
+    CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
     beats, card_text, next_seat,
 )
 from allfours_env.engine import N_ACTIONS
 from allfours_env.observation import LAYOUT
 
 from .hand_reading import (
-    NEXT, PARTNER, PREVIOUS, beaters, highest, lowest, shows_void, suit_bits, trump_jack, unseen_bits,
-    winning_play,
+    NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, beaters, highest, lowest, suit_bits, trump_jack, unseen_bits,
+    voids_shown, winning_play,
 )
 
 PER_CARD = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack")
@@ -99,7 +99,6 @@ _TABLE = LAYOUT["table"].offset
 _PLAYED = LAYOUT["played"].offset
 _LED = LAYOUT["led"].offset
 _TRICK_NUMBER = LAYOUT["trick_number"].offset
-_TRICK_NUMBER_BITS = LAYOUT["trick_number"].size // N_CARDS
 _TRUMP = LAYOUT["trump"].offset
 _LEADER = LAYOUT["leader"].offset
 _ONE_HOT = LAYOUT["leader"].size  # the four-way pieces (trump, leader) read as the decoder does
@@ -131,8 +130,8 @@ def _one_hot(row: np.ndarray, start: int) -> int:
 @numba.njit("int64" + _ROW_AND_INT, cache=True)
 def _trick_number(row: np.ndarray, card: int) -> int:
     number = 0
-    for b in range(_TRICK_NUMBER_BITS):
-        if row[_TRICK_NUMBER + _TRICK_NUMBER_BITS * card + b] > 0.5:
+    for b in range(TRICK_NUMBER_BITS):
+        if row[_TRICK_NUMBER + TRICK_NUMBER_BITS * card + b] > 0.5:
             number |= 1 << b
     return number
 
@@ -144,7 +143,7 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
     played = np.empty(N_SEATS, np.int64)  # cards played this deal, by relative seat
     seats = np.empty(N_SEATS, np.int64)  # the current trick in play order: who...
     cards = np.empty(N_SEATS, np.int64)  # ...played what
-    lead_card = np.empty(1 << _TRICK_NUMBER_BITS, np.int64)  # by trick number
+    trick_of = np.zeros(N_CARDS, np.int64)  # the number of the trick each played card fell in
     for i in range(observations.shape[0]):
         row, f = observations[i], out[i, start : start + N_FEATURES]
         f[:] = 0.0
@@ -219,18 +218,14 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
                 f[_UNSEEN_LOW] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
         f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
 
-        # Voids shown in this deal's tricks: each card against the card that led its trick.
-        led = _cards(row, _LED) & all_played
-        lead_card[:] = -1
         for card in range(N_CARDS):
-            if led >> card & 1:
-                lead_card[_trick_number(row, card)] = card
-        for s in range(1, N_SEATS):
-            for card in range(N_CARDS):
-                if played[s] >> card & 1 and not led >> card & 1:
-                    lead = lead_card[_trick_number(row, card)]
-                    if lead >= 0 and shows_void(lead, card, trump):
-                        f[_VOID[s, lead // N_RANKS]] = 1.0
+            if all_played >> card & 1:
+                trick_of[card] = _trick_number(row, card)
+        shown = voids_shown(played, _cards(row, _LED), trick_of, trump)
+        for s in range(N_SEATS):
+            for suit in range(N_SUITS):
+                if s != SELF and shown[s] >> suit & 1:
+                    f[_VOID[s, suit]] = 1.0
 
 
 def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:

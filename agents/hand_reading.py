@@ -21,6 +21,7 @@ from allfours_env import View, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE,
     FULL_DECK,
+    N_CARDS,
     N_RANKS,
     N_SEATS,
     N_SUITS,
@@ -32,9 +33,15 @@ from allfours_env.cards import (
     team_of,
 )
 
+from allfours_env.observation import LAYOUT
+
 from . import numba_ints  # noqa: F401  (int.bit_length / int.bit_count in the compiled functions)
 
 SELF, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
+
+TRICK_NUMBER_BITS = LAYOUT["trick_number"].size // N_CARDS  # per card in the observation
+_HEX_DIGIT_VALUE = bytes.maketrans(b"0123456789abcdef", bytes(range(16)))
+assert TRICK_NUMBER_BITS == 4, "voids() reads the trick numbers as hex digits"
 
 TENS = sum(1 << (s * N_RANKS + RANK_TEN) for s in range(N_SUITS))
 
@@ -141,6 +148,29 @@ def shows_void(led: int, card: int, trump: int) -> bool:
     return suit != led_suit and (led_suit == trump or suit != trump)
 
 
+@register_jitable
+def voids_shown(played: Sequence[int], led: int, trick_of: Sequence[int], trump: int) -> list[int]:
+    """Per relative seat, the suits (bit s = suit s) it has shown it lacks in this deal's tricks:
+    ``played[seat]`` the cards each seat played, ``led`` those that led their trick, ``trick_of[card]``
+    the number of the trick a played card fell in, ``trump`` -1 while none."""
+    lead_of_trick = [-1] * (1 << TRICK_NUMBER_BITS)
+    bits = led
+    while bits:
+        card = lowest(bits)
+        lead_of_trick[trick_of[card]] = card
+        bits &= bits - 1
+    out = [0, 0, 0, 0]
+    for seat in range(N_SEATS):
+        bits = played[seat] & ~led
+        while bits:
+            card = lowest(bits)
+            lead = lead_of_trick[trick_of[card]]
+            if lead >= 0 and shows_void(lead, card, trump):
+                out[seat] |= 1 << (lead // N_RANKS)
+            bits &= bits - 1
+    return out
+
+
 @dataclass(frozen=True)
 class Trick:
     """The current trick from my seat: who won so far and who still plays after me."""
@@ -189,15 +219,10 @@ def cards_left(view: View) -> tuple[int, int, int, int]:
 
 def voids(view: View, trump: int | None) -> tuple[int, int, int, int]:
     """Per relative seat, a bit mask of the suits it has shown it lacks (bit s = suit s), read
-    from the trick history in the observation (see :func:`shows_void`)."""
-    t = -1 if trump is None else trump
-    out = [0, 0, 0, 0]
-    for trick in view.tricks:
-        led = trick[0][1]
-        for seat, card in trick[1:]:
-            if shows_void(led, card, t):
-                out[seat] |= 1 << (led // N_RANKS)
-    return tuple(out)
+    from this deal's tricks in the observation (see :func:`voids_shown`)."""
+    # One hex digit per card (trick numbers are 4 bits), card 0 first, as a bytes of ints 0..15.
+    trick_of = f"{view.trick_numbers:0{N_CARDS}x}"[::-1].encode().translate(_HEX_DIGIT_VALUE)
+    return tuple(voids_shown(view.played_bits, view.led_bits, trick_of, -1 if trump is None else trump))
 
 
 class PhaseBot:

@@ -16,6 +16,7 @@ from agents.features import (
     FEATURE_INDEX, GLOBAL, INPUT_SIZE, N_FEATURES, PER_CARD, batch_features, batch_policy_input, features,
     policy_input,
 )
+from agents.hand_reading import trick_winner, unseen, voids
 from allfours_env import OBS_SIZE, Rules, decode
 from allfours_env.cards import CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of
 from allfours_env.engine import N_ACTIONS, PLAY, Game
@@ -196,6 +197,23 @@ def test_batch_and_single_rows_equal_the_frozen_reference(sample):
         np.testing.assert_array_equal(features(observations[i], masks[i]).view(np.uint32), expected[i].view(np.uint32))
         np.testing.assert_array_equal(policy_input(observations[i], masks[i]), inputs[i])
         np.testing.assert_array_equal(batch_features(observations[i : i + 1], masks[i : i + 1])[0], expected[i])
+
+
+def test_the_bots_card_reasoning_is_the_features_one(sample):
+    """hand_reading (what the bots call) reads voids, unseen cards and the trick as the reference."""
+    observations, _ = sample
+    for obs in observations[::7]:
+        view = decode(obs)
+        for trump in {view.trump, None, 0}:
+            assert list(voids(view, trump)) == _ref_voids(view, trump)
+        seen = view.hand_bits | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
+        assert unseen(view) == FULL_DECK & ~(seen | view.played_bits[0] | view.played_bits[1] | view.played_bits[2] | view.played_bits[3])
+        order, t = view.trick_order, -1 if view.trump is None else view.trump
+        expected = (None, None)
+        for seat, card in order:
+            if expected[1] is None or _ref_beats(card, expected[1], t):
+                expected = (seat, card)
+        assert trick_winner(order, t) == expected
 
 
 def test_bool_masks_and_non_contiguous_batches(sample):
