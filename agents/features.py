@@ -51,7 +51,7 @@ INPUT_SIZE = OBS_SIZE + N_FEATURES
 _CARD_VALUE = np.array(CARD_GAME_VALUE, dtype=np.float32) / 10.0
 _CARD_RANK = np.array([c % N_RANKS for c in range(N_CARDS)], dtype=np.float32) / (N_RANKS - 1)
 _MOST_ON_TABLE = 4 * RANK_GAME_VALUE[RANK_TEN]  # at most four tens: 40
-_MOST_IN_HAND = 12.0
+_MOST_IN_HAND = 12.0  # the scale of tricks_left
 
 
 # Where each feature goes, by name, as module-level integers the kernel compiles in.
@@ -101,7 +101,7 @@ _LED = LAYOUT["led"].offset
 _TRICK_NUMBER = LAYOUT["trick_number"].offset
 _TRUMP = LAYOUT["trump"].offset
 _LEADER = LAYOUT["leader"].offset
-_ONE_HOT = LAYOUT["leader"].size  # the four-way pieces (trump, leader) read as the decoder does
+_ONE_HOT = LAYOUT["leader"].size  # the size of the one-hot pieces read here (trump, leader)
 
 
 # Explicit signatures: one compiled version, not one per constant offset the kernel passes.
@@ -137,6 +137,81 @@ def _trick_number(row: np.ndarray, card: int) -> int:
 
 
 @numba.njit(cache=True)
+def _current_trick(row: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> int:
+    """Fill ``seats``/``cards`` with the current trick in play order, from its leader round the
+    table; return how many cards it has."""
+    leader = _one_hot(row, _LEADER)
+    if leader < 0:
+        return 0
+    n_played = 0
+    for s in range(N_SEATS):
+        n_played += _cards(row, _TABLE + s * N_CARDS) != 0
+    seat = leader
+    for k in range(n_played):
+        seats[k] = seat
+        cards[k] = highest(_cards(row, _TABLE + seat * N_CARDS))
+        seat = next_seat(seat)
+    return n_played
+
+
+@numba.njit(cache=True)
+def _card_features(f: np.ndarray, hand: int, unseen: int, best: int, trump: int) -> None:
+    """The per-card features of the cards in hand, ``best`` the card now winning the trick (-1)."""
+    for card in range(N_CARDS):
+        if not hand >> card & 1:
+            continue
+        beaten_by = beaters(card, trump) & unseen
+        wins_now = best < 0 or beats(card, best, trump)
+        if best >= 0 and wins_now:
+            f[_TAKES + card] = 1.0
+        if not beaten_by & suit_bits(card):
+            f[_UNBEATABLE + card] = 1.0
+        if wins_now and not beaten_by:
+            f[_SURE + card] = 1.0
+        if trump >= 0 and card // N_RANKS == trump:
+            f[_IS_TRUMP + card] = 1.0
+        f[_VALUE + card] = _CARD_VALUE[card]
+        f[_RANK + card] = _CARD_RANK[card]
+
+
+@numba.njit(cache=True)
+def _trump_features(f: np.ndarray, hand: int, unseen: int, table: int, trump: int) -> None:
+    """Where the trumps are: mine, still unseen, the jack and the honours."""
+    jack = trump_jack(trump)
+    own, out_there = hand & SUIT_MASK[trump], unseen & SUIT_MASK[trump]
+    f[_TRUMP_JACK + jack] = hand >> jack & 1
+    f[_JACK_ON_TABLE] = table >> jack & 1
+    f[_OWN_TRUMPS] = own.bit_count() / N_RANKS
+    f[_UNSEEN_TRUMPS] = out_there.bit_count() / N_RANKS
+    f[_JACK_IN_HAND] = hand >> jack & 1
+    f[_JACK_UNSEEN] = unseen >> jack & 1
+    for k in range(len(_HONOURS_UNSEEN)):
+        f[_HONOURS_UNSEEN[k, 1]] = unseen >> (trump * N_RANKS + _HONOURS_UNSEEN[k, 0]) & 1
+    if own:
+        f[_OWN_HIGH] = (highest(own) % N_RANKS + 1) / N_RANKS
+        f[_OWN_LOW] = (lowest(own) % N_RANKS + 1) / N_RANKS
+        f[_HOLDS_HIGH] = highest(own | out_there) == highest(own)
+        f[_HOLDS_LOW] = lowest(own | out_there) == lowest(own)
+    if out_there:
+        f[_UNSEEN_HIGH] = (highest(out_there) % N_RANKS + 1) / N_RANKS
+        f[_UNSEEN_LOW] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
+
+
+@numba.njit(cache=True)
+def _void_features(f: np.ndarray, row: np.ndarray, played: np.ndarray, trick_of: np.ndarray, trump: int) -> None:
+    """The suits the other seats have shown they lack, from this deal's tricks."""
+    for s in range(N_SEATS):
+        for card in range(N_CARDS):
+            if played[s] >> card & 1:
+                trick_of[card] = _trick_number(row, card)
+    shown = voids_shown(played, _cards(row, _LED), trick_of, trump)
+    for s in range(N_SEATS):
+        for suit in range(N_SUITS):
+            if s != SELF and shown[s] >> suit & 1:
+                f[_VOID[s, suit]] = 1.0
+
+
+@numba.njit(cache=True)
 def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> None:
     """Write the features of each observation row into ``out[i, start:start + N_FEATURES]``,
     all but the ``legal`` cards (the caller copies those from the masks)."""
@@ -158,74 +233,23 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
         if trump < 0 and kick >= 0:
             trump = kick // N_RANKS  # the kick's suit, before anyone stood or ran
 
-        # The current trick, from its leader round the table.
-        n_played = 0
-        leader = _one_hot(row, _LEADER)
-        if leader >= 0:
-            for s in range(N_SEATS):
-                n_played += _cards(row, _TABLE + s * N_CARDS) != 0
-            seat = leader
-            for k in range(n_played):
-                seats[k] = seat
-                cards[k] = highest(_cards(row, _TABLE + seat * N_CARDS))
-                seat = next_seat(seat)
+        n_played = _current_trick(row, seats, cards)
         win = winning_play(cards[:n_played], trump)
-        best = cards[win] if win >= 0 else -1
         table = table_value = 0
         for k in range(n_played):
             table |= 1 << cards[k]
             table_value += CARD_GAME_VALUE[cards[k]]
-
-        for card in range(N_CARDS):
-            if not hand >> card & 1:
-                continue
-            beaten_by = beaters(card, trump) & unseen
-            wins_now = best < 0 or beats(card, best, trump)
-            if best >= 0 and wins_now:
-                f[_TAKES + card] = 1.0
-            if not beaten_by & suit_bits(card):
-                f[_UNBEATABLE + card] = 1.0
-            if wins_now and not beaten_by:
-                f[_SURE + card] = 1.0
-            if trump >= 0 and card // N_RANKS == trump:
-                f[_IS_TRUMP + card] = 1.0
-            f[_VALUE + card] = _CARD_VALUE[card]
-            f[_RANK + card] = _CARD_RANK[card]
-
         if win >= 0:  # the trick's winner so far: my partner, or not (an opponent; me only off turn)
             f[_PARTNER_WINNING if seats[win] == PARTNER else _OPPONENT_WINNING] = 1.0
         if n_played < N_SEATS:
             f[_POSITION[n_played]] = 1.0
         f[_TABLE_VALUE] = table_value / _MOST_ON_TABLE
-        if trump >= 0:
-            jack = trump_jack(trump)
-            own, out_there = hand & SUIT_MASK[trump], unseen & SUIT_MASK[trump]
-            f[_TRUMP_JACK + jack] = hand >> jack & 1
-            f[_JACK_ON_TABLE] = table >> jack & 1
-            f[_OWN_TRUMPS] = own.bit_count() / N_RANKS
-            f[_UNSEEN_TRUMPS] = out_there.bit_count() / N_RANKS
-            f[_JACK_IN_HAND] = hand >> jack & 1
-            f[_JACK_UNSEEN] = unseen >> jack & 1
-            for k in range(len(_HONOURS_UNSEEN)):
-                f[_HONOURS_UNSEEN[k, 1]] = unseen >> (trump * N_RANKS + _HONOURS_UNSEEN[k, 0]) & 1
-            if own:
-                f[_OWN_HIGH] = (highest(own) % N_RANKS + 1) / N_RANKS
-                f[_OWN_LOW] = (lowest(own) % N_RANKS + 1) / N_RANKS
-                f[_HOLDS_HIGH] = highest(own | out_there) == highest(own)
-                f[_HOLDS_LOW] = lowest(own | out_there) == lowest(own)
-            if out_there:
-                f[_UNSEEN_HIGH] = (highest(out_there) % N_RANKS + 1) / N_RANKS
-                f[_UNSEEN_LOW] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
-        f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
 
-        for card in range(N_CARDS):
-            if all_played >> card & 1:
-                trick_of[card] = _trick_number(row, card)
-        shown = voids_shown(played, _cards(row, _LED), trick_of, trump)
-        for s in range(N_SEATS):
-            for suit in range(N_SUITS):
-                if s != SELF and shown[s] >> suit & 1:
-                    f[_VOID[s, suit]] = 1.0
+        _card_features(f, hand, unseen, cards[win] if win >= 0 else -1, trump)
+        if trump >= 0:
+            _trump_features(f, hand, unseen, table, trump)
+        f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
+        _void_features(f, row, played, trick_of, trump)
 
 
 def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
