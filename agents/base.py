@@ -42,16 +42,47 @@ def known_bots() -> list[str]:
 
 
 def make(spec: str) -> Bot:
-    """A bot from a short name (``known_bots()``) or a path to a trained policy (``.zip`` or ``.npz``).
+    """A bot from a short name (``known_bots()``), a name with options (``"search:worlds=16,ms=20"``),
+    or a path to a trained policy (``.zip`` or ``.npz``).
 
-    Unknown names raise ValueError listing the known ones; a missing policy file raises
+    Unknown names or options raise ValueError listing the known ones; a missing policy file raises
     FileNotFoundError and a damaged one ``agents.policy.CheckpointError`` (a ValueError).
     """
     names = known_bots()
-    if spec in _REGISTRY:
-        return _REGISTRY[spec]()
+    name, sep, option_text = spec.partition(":")
+    if name in _REGISTRY and (sep or spec == name):
+        options = parse_options(spec, option_text) if sep else {}
+        try:
+            return _REGISTRY[name](**options)
+        except TypeError as err:  # an option the bot does not take
+            raise ValueError(f"bot {name!r} does not take the options {sorted(options)} ({err})") from None
     if Path(spec).suffix in (".zip", ".npz"):
         from .policy import PolicyBot
 
         return PolicyBot.from_file(spec)
-    raise ValueError(f"unknown bot {spec!r}; known bots: {', '.join(names)}, or a path to a policy .zip or .npz")
+    raise ValueError(
+        f"unknown bot {spec!r}; known bots: {', '.join(names)} (options as NAME:KEY=VALUE,...), "
+        "or a path to a policy .zip or .npz"
+    )
+
+
+def parse_options(spec: str, text: str) -> dict[str, int | float | bool | str]:
+    """``"worlds=16,ms=20.5"`` -> ``{"worlds": 16, "ms": 20.5}`` (ints, floats, true/false, else text)."""
+    options: dict[str, int | float | bool | str] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bot options are KEY=VALUE separated by commas, got {spec!r}")
+        options[key.strip()] = _option_value(value.strip())
+    return options
+
+
+def _option_value(text: str) -> int | float | bool | str:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text

@@ -7,10 +7,12 @@ from .expert import ExpertBot
 from .policy import PolicyBot
 from .random_bot import RandomBot
 from .rule_based import RuleBasedBot
+from .search import SearchBot
 
 register("random", RandomBot)
 register("rule_based", RuleBasedBot)
 register("expert", ExpertBot)
+register("search", SearchBot)
 
 
 PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v0.npz"

@@ -7,6 +7,10 @@ and the voids shown) minus what the card is worth kept for later. Points are wei
 they do to the chance of winning the match (a small model of the match, :func:`_equity`), so
 near the target every award counts for what it is worth. Stand/beg and give/run compare the
 chance of winning the match after each option, from a fitted estimate of what the hand makes.
+The rule variant comes from the observation (``view.rules``): the hang-jack and Game points, who
+takes a Game tie, whether the dealer needs a trump to give one. The other variants reach the bot
+through the action mask (what is legal) or move its estimates too little to be modelled (the
+kick points of both variants have the same distribution; a lone trump, an exhausted pack).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from allfours_env import BEG, GIVE_ONE, RUN, STAND, View
+from allfours_env import BEG, GIVE_ONE, RUN, STAND, Rules, View
 from allfours_env.cards import (
     CARD_GAME_VALUE,
     N_RANKS,
@@ -52,9 +56,12 @@ from .hand_reading import (
     voids,
 )
 
-# Points of the default rules (the observation does not carry the rule variants).
-HANG_POINTS = 3
+# A Jack saved by its holder's team scores 1 under every variant (A8.3); the hang jack and
+# Game points are variants, read from ``view.rules``.
 JACK_POINTS = 1
+# Game values are whole numbers: a Game tie that goes to my team (``game_tie``) counts as a
+# lead of half a unit, one that goes to theirs as half a unit behind.
+TIE_LEAD = 0.5
 
 # Card play. Game values are in units of the Game count (10 = 10, A = 4, ...).
 WIN_TRICK_VALUE = 16.0  # Game value a future trick taken by a kept winner is expected to bring
@@ -69,13 +76,15 @@ MIN_SPREAD = 4.0
 
 # The match model: a deal as awards in scoring order, each to my team with chance p (High,
 # Low, Game), the jack in play about half the time and saved by its holder's team mostly.
-KICK_CHANCES = ((0, 0.69), (1, 0.103), (2, 0.103), (3, 0.104))  # points a run's kicks bring, mean 0.62
+# Points a run's kicks bring, mean 0.62. The same under both kick_points variants: each gives
+# one rank 1 point, one 2 and one 3 (tested).
+KICK_CHANCES = ((0, 0.69), (1, 0.103), (2, 0.103), (3, 0.104))
 JACK_IN_PLAY = 0.47
 JACK_SAVED = 0.8
 MAX_MODELLED_TARGET = 30  # beyond this the score is far away: points count at face value
 
 # Stand/beg and give/run: the point difference the play of the deal brings, from _bid_features.
-# Least-squares fits on deals played each way in expert self-play, bias first.
+# Least-squares fits on deals played each way in expert self-play (default rules), bias first.
 STAND_WEIGHTS = (-1.26, 0.31, 0.75, 0.37, 1.67, 0.95, 0.51, 1.19, 0.58, -0.32, 0.06)  # beggar's team, standing
 GIVE_WEIGHTS = (-0.09, 0.35, 0.96, 0.22, 1.25, 0.77, 0.49, 0.68, 0.54, 0.23, 0.05)  # dealer's team, giving one
 RUN_PLAY = 0.05  # the beggar's team's play difference after a run (kicks apart)
@@ -83,20 +92,34 @@ GIVE_PLAY = -2.3  # the beggar's team's play difference when the dealer chose to
 GIVE_CHANCE = 0.23  # how often a dealer gives one when begged
 
 
+class _Points(NamedTuple):
+    """The points of the awards that rule variants change."""
+
+    hang: int  # hang_jack_points
+    game: int  # game_points
+
+    @classmethod
+    def of(cls, rules: Rules) -> _Points:
+        return cls(rules.hang_jack_points, rules.game_points)
+
+
 class _Weights(NamedTuple):
-    """What one or a hang's worth of points is worth to my team, scaled so one point is about 1."""
+    """What one point, a hang jack and the Game point are worth to my team, scaled so one point is about 1."""
 
     us_one: float
     us_hang: float
+    us_game: float
     them_one: float
     them_hang: float
+    them_game: float
 
     @property
     def mean(self) -> float:
         return (self.us_one + self.them_one) / 2.0
 
 
-FACE_VALUE = _Weights(1.0, HANG_POINTS, 1.0, HANG_POINTS)
+def _face_value(points: _Points) -> _Weights:
+    return _Weights(1.0, points.hang, points.game, 1.0, points.hang, points.game)
 
 
 # ---------------------------------------------------------------- the match model
@@ -104,18 +127,19 @@ FACE_VALUE = _Weights(1.0, HANG_POINTS, 1.0, HANG_POINTS)
 Award = tuple[tuple[float, int, int], ...]  # the options of one award: (chance, my points, their points)
 
 
-def _play_awards(p: float) -> tuple[Award, ...]:
+def _play_awards(p: float, points: _Points) -> tuple[Award, ...]:
     """High, Low, Jack and Game when my team wins each with chance ``p``."""
     one = ((p, 1, 0), (1.0 - p, 0, 1))
-    in_play = JACK_IN_PLAY
+    in_play, hang = JACK_IN_PLAY, points.hang
     jack = (
         (1.0 - in_play, 0, 0),
         (in_play * p * JACK_SAVED, JACK_POINTS, 0),
-        (in_play * p * (1.0 - JACK_SAVED), 0, HANG_POINTS),
+        (in_play * p * (1.0 - JACK_SAVED), 0, hang),
         (in_play * (1.0 - p) * JACK_SAVED, 0, JACK_POINTS),
-        (in_play * (1.0 - p) * (1.0 - JACK_SAVED), HANG_POINTS, 0),
+        (in_play * (1.0 - p) * (1.0 - JACK_SAVED), hang, 0),
     )
-    return one, one, jack, one
+    game = ((p, points.game, 0), (1.0 - p, 0, points.game))
+    return one, one, jack, game
 
 
 def _kicks(mine: bool) -> Award:
@@ -137,7 +161,7 @@ def _win_chance(
 
 
 @lru_cache(maxsize=4)
-def _equity_table(target: int) -> tuple[tuple[float, ...], ...]:
+def _equity_table(target: int, points: _Points) -> tuple[tuple[float, ...], ...]:
     """Chance to win from each score (mine, theirs) at the start of a deal, the deal equally likely
     to be either team's. Every deal awards High and Low, so scores only grow: fill by falling total."""
     table = [[0.0] * target for _ in range(target)]
@@ -146,51 +170,65 @@ def _equity_table(target: int) -> tuple[tuple[float, ...], ...]:
         return table[mine][theirs]
 
     kicks = tuple((p / 2.0, x, y) for p, x, y in _kicks(True) + _kicks(False))
-    deal = (kicks, *_play_awards(0.5))
+    deal = (kicks, *_play_awards(0.5, points))
     for total in range(2 * target - 2, -1, -1):
         for mine in range(max(0, total - target + 1), min(total, target - 1) + 1):
             table[mine][total - mine] = _win_chance(mine, total - mine, target, deal, lookup)
     return tuple(tuple(row) for row in table)
 
 
-def _equity(mine: int, theirs: int, target: int) -> float:
+def _equity(mine: int, theirs: int, target: int, points: _Points) -> float:
     if mine >= target:
         return 1.0
     if theirs >= target:
         return 0.0
-    return _equity_table(target)[mine][theirs]
+    return _equity_table(target, points)[mine][theirs]
 
 
-def _deal_chance(scores: tuple[int, int], target: int, first: tuple[Award, ...], play_diff: float) -> float:
+def match_equity(mine: int, theirs: int, rules: Rules) -> float:
+    """My team's chance to win the match from the score (mine, theirs) at the start of a deal,
+    by the match model above (used by :mod:`agents.search` to score the end of a deal)."""
+    return _equity(mine, theirs, rules.target_score, _Points.of(rules))
+
+
+def _deal_chance(
+    scores: tuple[int, int], target: int, points: _Points, first: tuple[Award, ...], play_diff: float
+) -> float:
     """Chance to win the match if ``first`` is awarded now and the play brings ``play_diff`` on average."""
     if target > MAX_MODELLED_TARGET:  # the target is far: compare expected points instead
         return play_diff + sum(p * (x - y) for award in first for p, x, y in award)
     # High, Low and Game make up most of the difference; p in whole percents keeps the cache small.
     percent = min(98, max(2, round(50 + play_diff * 100 / 6)))
-    return _deal_chance_cached(*scores, target, first, percent)
+    return _deal_chance_cached(*scores, target, points, first, percent)
 
 
 @lru_cache(maxsize=4096)
-def _deal_chance_cached(mine: int, theirs: int, target: int, first: tuple[Award, ...], percent: int) -> float:
-    awards = first + _play_awards(percent / 100)
-    return _win_chance(mine, theirs, target, awards, lambda a, b: _equity(a, b, target))
+def _deal_chance_cached(
+    mine: int, theirs: int, target: int, points: _Points, first: tuple[Award, ...], percent: int
+) -> float:
+    awards = first + _play_awards(percent / 100, points)
+    return _win_chance(mine, theirs, target, awards, lambda a, b: _equity(a, b, target, points))
 
 
 @lru_cache(maxsize=1024)
-def _point_weights(scores: tuple[int, int], target: int) -> _Weights:
+def _point_weights(scores: tuple[int, int], target: int, points: _Points) -> _Weights:
     """How much each award would change my chance to win the match, scaled to about 1 a point."""
     if target > MAX_MODELLED_TARGET:
-        return FACE_VALUE
+        return _face_value(points)
     mine, theirs = scores
-    now = _equity(mine, theirs, target)
+    now = _equity(mine, theirs, target, points)
+
+    def gain(won: int) -> float:  # what ``won`` points to my team bring
+        return _equity(mine + won, theirs, target, points) - now
+
+    def loss(lost: int) -> float:  # what ``lost`` points to theirs cost
+        return now - _equity(mine, theirs + lost, target, points)
+
     gains = _Weights(
-        _equity(mine + JACK_POINTS, theirs, target) - now,
-        _equity(mine + HANG_POINTS, theirs, target) - now,
-        now - _equity(mine, theirs + JACK_POINTS, target),
-        now - _equity(mine, theirs + HANG_POINTS, target),
+        gain(JACK_POINTS), gain(points.hang), gain(points.game), loss(JACK_POINTS), loss(points.hang), loss(points.game)
     )
     scale = gains.mean
-    return _Weights(*(g / scale for g in gains)) if scale > 1e-9 else FACE_VALUE
+    return _Weights(*(g / scale for g in gains)) if scale > 1e-9 else _face_value(points)
 
 
 # ---------------------------------------------------------------- the bot
@@ -226,7 +264,7 @@ class _Table:
     pools: tuple[int, int, int, int]  # unseen cards each seat may hold (its voids removed)
     share: tuple[float, float, float, float]  # chance a card of its pool is in that seat's hand
     trick: Trick
-    game_lead: int  # our captured Game value minus theirs
+    game_lead: float  # our captured Game value minus theirs, shifted by who takes a tie
     game_left: float  # Game value still to be played (expected)
     weights: _Weights
     per_unit: float  # worth of one unit of Game value won (slope of the Game chance)
@@ -247,7 +285,16 @@ def _spread(game_left: float) -> float:
 def _game_worth(lead: float, spread: float, weights: _Weights) -> float:
     """Expected worth of the Game point for a Game lead ``lead`` with ``spread`` still to decide."""
     p_win = 0.5 * (1.0 + math.erf(lead / (spread * math.sqrt(2.0))))
-    return p_win * weights.us_one - (1.0 - p_win) * weights.them_one
+    return p_win * weights.us_game - (1.0 - p_win) * weights.them_game
+
+
+def _tie_lead(view: View) -> float:
+    """The Game lead a tie is worth: +TIE_LEAD if a tie goes to my team, -TIE_LEAD if to theirs."""
+    tie = view.rules.game_tie
+    if tie == "none":
+        return 0.0
+    dealers_tie = tie == "dealer"
+    return TIE_LEAD if is_ours(view.dealer) == dealers_tie else -TIE_LEAD
 
 
 def _read_table(view: View, trump: int, shown_voids: tuple[int, ...]) -> _Table:
@@ -265,11 +312,11 @@ def _read_table(view: View, trump: int, shown_voids: tuple[int, ...]) -> _Table:
     n_out = out.bit_count()
     in_hands = sum(left[1:]) / n_out if n_out else 0.0
     game_left = game_value(view.hand_bits) + game_value(out) * in_hands
-    lead = view.game_points[0] - view.game_points[1]
-    weights = _point_weights(view.scores, view.target)
+    lead = view.game_points[0] - view.game_points[1] + _tie_lead(view)
+    weights = _point_weights(view.scores, view.target, _Points.of(view.rules))
     spread = _spread(game_left)
     density = math.exp(-0.5 * (lead / spread) ** 2) / (spread * math.sqrt(2.0 * math.pi))
-    per_unit = (weights.us_one + weights.them_one) * density
+    per_unit = (weights.us_game + weights.them_game) * density
     return _Table(
         trump, trump_jack(trump), view.hand_bits, out, tuple(pools), tuple(share),
         read_trick(view, trump), lead, game_left, weights, per_unit,
@@ -447,22 +494,37 @@ def _bid_value(weights: tuple[float, ...], hand: int, kick: int) -> float:
 
 def _stand_or_beg(view: View, legal: int) -> int:
     """Stand when that leaves my team the better chance of the match than begging."""
-    scores, target = view.scores, view.target
-    stand = _deal_chance(scores, target, (), _bid_value(STAND_WEIGHTS, view.hand_bits, view.kick))
-    run = _deal_chance(scores, target, (_kicks(False),), RUN_PLAY)
+    scores, target, points = view.scores, view.target, _Points.of(view.rules)
+    stand = _deal_chance(scores, target, points, (), _bid_value(STAND_WEIGHTS, view.hand_bits, view.kick))
+    run = _deal_chance(scores, target, points, (_kicks(False),), RUN_PLAY)
     beg = run
-    if scores[0] + 1 < target:  # otherwise the dealer may not give one (the default rule)
-        give = _deal_chance(scores, target, (((1.0, 1, 0),),), GIVE_PLAY)
-        beg = GIVE_CHANCE * give + (1.0 - GIVE_CHANCE) * run
+    # A point that would end the match is not given: the default rule forbids it, and a dealer
+    # allowed to (give_one_to_reach_target "allowed") would lose the match by giving it.
+    if scores[0] + 1 < target:
+        give = _deal_chance(scores, target, points, (((1.0, 1, 0),),), GIVE_PLAY)
+        give_chance = GIVE_CHANCE * _p_dealer_may_give(view)
+        beg = give_chance * give + (1.0 - give_chance) * run
     want = STAND if stand >= beg else BEG
     return want if legal >> want & 1 else STAND + BEG - want  # the other one
+
+
+def _p_dealer_may_give(view: View) -> float:
+    """Chance the dealer is allowed to give one: 1, or with give_one_requires_trump the chance
+    that its hand holds a card of the kick's suit (its cards drawn from those I have not seen)."""
+    if not view.rules.give_one_requires_trump:
+        return 1.0
+    out = unseen(view)
+    n_out = out.bit_count()
+    n_trumps = (out & SUIT_MASK[view.kick // N_RANKS]).bit_count()
+    held = cards_left(view)[view.dealer]
+    return 1.0 - math.comb(n_out - n_trumps, held) / math.comb(n_out, held)
 
 
 def _give_or_run(view: View, legal: int) -> int:
     """Give one when keeping this trump is worth more to my team's match than a new one."""
     if not legal >> GIVE_ONE & 1:
         return RUN
-    scores, target = view.scores, view.target
-    give = _deal_chance(scores, target, (((1.0, 0, 1),),), _bid_value(GIVE_WEIGHTS, view.hand_bits, view.kick))
-    run = _deal_chance(scores, target, (_kicks(True),), -RUN_PLAY)
+    scores, target, points = view.scores, view.target, _Points.of(view.rules)
+    give = _deal_chance(scores, target, points, (((1.0, 0, 1),),), _bid_value(GIVE_WEIGHTS, view.hand_bits, view.kick))
+    run = _deal_chance(scores, target, points, (_kicks(True),), -RUN_PLAY)
     return GIVE_ONE if give >= run else RUN

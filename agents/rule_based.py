@@ -49,6 +49,8 @@ class RuleBasedBot(PhaseBot):
         suit = view.kick // N_RANKS
         trumps = view.hand_bits & SUIT_MASK[suit]
         strong = trumps and (highest(trumps) % N_RANKS >= GIVE_RANK or trumps.bit_count() >= GIVE_COUNT)
+        if view.scores[1] + 1 >= view.target:  # the point would end the match (where the rules allow it)
+            return RUN
         # A point that puts them one short of the target needs an even better hand.
         if strong and view.scores[1] + 2 >= view.target:
             strong = highest(trumps) % N_RANKS == RANK_ACE and trumps.bit_count() >= 2

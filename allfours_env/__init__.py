@@ -1,7 +1,7 @@
 """All Fours (Trinidad and Tobago) for reinforcement learning: a pure engine and a PettingZoo AEC env.
 
 >>> import allfours_env
->>> env = allfours_env.env()            # rule variants as keyword arguments (RULES.md table A0)
+>>> env = allfours_env.env()            # rule variants as keyword arguments (docs/rules.md table A0)
 >>> env.reset(seed=0)
 """
 

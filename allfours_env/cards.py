@@ -1,4 +1,4 @@
-"""Cards, seats and bit sets: the one place for these facts (RULES.md, "Engine conventions").
+"""Cards, seats and bit sets: the one place for these facts (docs/rules.md, "Engine conventions").
 
 A card is an int ``suit * 13 + rank``; suits clubs, diamonds, hearts, spades = 0..3 and
 rank 0..12 = 2, 3, ..., 10, J, Q, K, A. A set of cards is an int whose bit ``c`` is set when

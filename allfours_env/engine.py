@@ -1,8 +1,8 @@
 """The pure All Fours engine: Trinidad rules, no PettingZoo, no Gymnasium.
 
-Rules: ``RULES.md`` of this project (Part A; A0 variants in :mod:`allfours_env.rules`), drawn from
+Rules: ``docs/rules.md`` of this repository (Part A; A0 variants in :mod:`allfours_env.rules`), drawn from
 the cardgames.zone and novelgames rule pages, pagat's "All Fours in Trinidad" and the BGA
-"Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into RULES.md.
+"Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into docs/rules.md.
 
 A :class:`Game` is one match. Every decision is a call to :meth:`Game.step` by the seat in
 :attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN (dealer), or a card. Dealing, kicks,
@@ -31,7 +31,7 @@ from .cards import (
 )
 from .rules import DEFAULT_RULES, KICK_POINTS, Rules
 
-# Action ids (RULES.md "Engine conventions"): 0..51 play that card, then the four decisions.
+# Action ids (docs/rules.md "Engine conventions"): 0..51 play that card, then the four decisions.
 STAND, BEG, GIVE_ONE, RUN = 52, 53, 54, 55
 N_ACTIONS = 56
 DECISION_NAMES = {STAND: "STAND", BEG: "BEG", GIVE_ONE: "GIVE_ONE", RUN: "RUN"}
@@ -66,13 +66,16 @@ AWARD_KINDS = (KICK, GAVE_ONE, HIGH, LOW, JACK, HANG_JACK, GAME)
 
 
 class Event(NamedTuple):
-    """One thing that happened. ``seat``/``team``/``card`` are -1 where they do not apply.
+    """One thing that happened. ``seat``/``team``/``card``/``suit``/``deal`` are -1 where they do
+    not apply; ``points`` is what an award scored (0 for every other kind).
 
-    deal: seat = dealer, points = deal number; kick: seat = dealer, team = dealer's team;
-    give_one: seat = dealer, team = beggar's team; trump: card = trump suit; play: seat plays
-    card; trick: seat = winner, card = winning card; high/low/jack: seat = holder, card = that
-    trump; hang_jack: seat = trick winner, card = the jack; game: team with more game points;
-    match_end: team = winner.
+    deal: seat = dealer, deal = its number (1-based, a redeal counts); kick: seat = dealer,
+    team = dealer's team, card = the kick, points = its kick points; stand/beg/run: seat = who
+    decided; give_one: seat = dealer, team = beggar's team; redeal: seat = dealer; trump: suit =
+    the trump suit; play: seat plays card; trick: seat = winner, team = its team, card =
+    winning card; high/low/jack: seat = holder, card = that trump; hang_jack: seat = trick
+    winner, card = the jack; game: team with more game points; deal_end: seat = dealer, deal =
+    its number; match_end: team = winner.
     """
 
     kind: str
@@ -80,6 +83,8 @@ class Event(NamedTuple):
     team: int = -1
     points: int = 0
     card: int = -1
+    suit: int = -1
+    deal: int = -1
 
 
 class IllegalActionError(ValueError):
@@ -111,6 +116,35 @@ def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     return cards
 
 
+def check_start(
+    rules: Rules, decks: Sequence[Sequence[int]] | None, dealer: int | None, scores: Sequence[int] | None
+) -> tuple[list[list[int]], tuple[int, int]]:
+    """The reset options of a match, checked: ``(decks as lists of ints, scores)``, or a ValueError
+    that says what is allowed. ``dealer`` must be None or a seat 0..3."""
+    if decks is None:
+        decks = []
+    elif isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence | np.ndarray):
+        raise ValueError("decks must be a list of decks, each a permutation of 0..51")
+    elif len(decks) and not isinstance(decks[0], Sequence | np.ndarray):
+        raise ValueError("decks must be a list of decks (a list of lists), each a permutation of 0..51")
+    checked = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
+    if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int | np.integer) or not 0 <= dealer < N_SEATS):
+        raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+    if scores is None:
+        scores = (0, 0)
+    if (
+        isinstance(scores, (str, bytes))
+        or len(scores) != 2
+        or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
+    ):
+        raise ValueError(f"scores must be two integers [team0, team1], got {scores!r}")
+    if min(scores) < 0 or max(scores) >= rules.target_score:
+        raise ValueError(
+            f"scores must be in 0..{rules.target_score - 1} (below target_score {rules.target_score}), got {list(scores)}"
+        )
+    return checked, (int(scores[0]), int(scores[1]))
+
+
 def _deal_order(first_seat: int, n_cards: int, batch: int) -> tuple[int, ...]:
     """Seat receiving each card, one at a time (batch 1) or in packets of three (A4.2)."""
     return tuple((first_seat + k // batch) % N_SEATS for k in range(n_cards))
@@ -123,8 +157,13 @@ _DEAL_SEATS = {
 }
 
 
+def deal_seats(dealer: int, n_cards: int, batch: int) -> tuple[int, ...]:
+    """The seat receiving each card of a first deal (24 cards) or a run (12), dealer ``dealer``."""
+    return _DEAL_SEATS[batch][dealer][n_cards]
+
+
 class Game:
-    """One match of All Fours. See the module docstring; RULES.md is the specification."""
+    """One match of All Fours. See the module docstring; docs/rules.md is the specification."""
 
     def __init__(
         self,
@@ -137,27 +176,7 @@ class Game:
         single_deal: bool = False,
     ) -> None:
         # Validate everything before touching any state or the generator.
-        if decks is None:
-            decks = []
-        elif isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence | np.ndarray):
-            raise ValueError("decks must be a list of decks, each a permutation of 0..51")
-        elif len(decks) and not isinstance(decks[0], Sequence | np.ndarray):
-            raise ValueError("decks must be a list of decks (a list of lists), each a permutation of 0..51")
-        self._decks = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
-        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int | np.integer) or not 0 <= dealer < N_SEATS):
-            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
-        if scores is None:
-            scores = (0, 0)
-        if (
-            isinstance(scores, (str, bytes))
-            or len(scores) != 2
-            or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
-        ):
-            raise ValueError(f"scores must be two integers [team0, team1], got {scores!r}")
-        if min(scores) < 0 or max(scores) >= rules.target_score:
-            raise ValueError(
-                f"scores must be in 0..{rules.target_score - 1} (below target_score {rules.target_score}), got {list(scores)}"
-            )
+        self._decks, scores = check_start(rules, decks, dealer, scores)
         if rng is None:
             if len(self._decks) == 0 or (dealer is None and not isinstance(rules.first_dealer, int)):
                 raise ValueError("a random generator is needed unless every deck and the dealer are given")
@@ -348,7 +367,7 @@ class Game:
         self._legal = -1
         self.phase = STAND_OR_BEG
         self.current = -1
-        self.events.append(Event(DEAL, self.dealer, points=self.deal_number))
+        self.events.append(Event(DEAL, self.dealer, deal=self.deal_number))
         self._turn_kick()
         self.current = self.beggar
 
@@ -389,7 +408,7 @@ class Game:
     def _start_play(self, trump: int) -> None:
         """Fix the trump and take the A8.2 snapshot of who holds High, Low and the Jack."""
         self.trump = trump
-        self.events.append(Event(TRUMP, card=trump))
+        self.events.append(Event(TRUMP, suit=trump))
         mask = SUIT_MASK[trump]
         hands = self.hands
         in_hands = (hands[0] | hands[1] | hands[2] | hands[3]) & mask
@@ -480,7 +499,7 @@ class Game:
         elif g0 > 0 and rules.game_tie != "none":
             dealer_team = self.dealer % 2
             self._award(dealer_team if rules.game_tie == "dealer" else 1 - dealer_team, rules.game_points, GAME)
-        self.events.append(Event(DEAL_END, self.dealer, points=self.deal_number))
+        self.events.append(Event(DEAL_END, self.dealer, deal=self.deal_number))
         self.current = -1
         if self.single_deal:
             self.phase = DEAL_OVER

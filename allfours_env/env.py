@@ -1,6 +1,6 @@
 """All Fours (Trinidad and Tobago) as a four-agent PettingZoo AEC environment.
 
-The env translates; the rules live in :mod:`allfours_env.engine` (specification: RULES.md).
+The env translates; the rules live in :mod:`allfours_env.engine` (specification: docs/rules.md).
 
 Agents
     ``player_0`` .. ``player_3``; seat ``s`` is ``player_s``. Play and deal go to the right
@@ -21,7 +21,7 @@ Actions: ``Discrete(56)``
     An illegal action raises ``ValueError`` naming the agent, the action and the legal
     actions, and changes nothing.
 
-Observation: ``{"observation": float32[969], "action_mask": int8[56]}``
+Observation: ``{"observation": float32[986], "action_mask": int8[56]}``
     Seats are relative to the observer (0 self, 1 next, 2 partner, 3 previous); teams are
     "own" then "other". The mask is all zero when the agent is not the one to act.
 
@@ -46,10 +46,25 @@ Observation: ``{"observation": float32[969], "action_mask": int8[56]}``
     964..965   2     scores       own team, other team score / target_score, capped at 1
     966        1     target       1 / target_score
     967..968   2     game_points  game points won this deal, own team, other team / 80
+    969..985   17    rules        the rule variant (docs/rules.md A0), constant for a match:
+                                  [0..1] kick_points trinidad, tobago; [2] hang_jack_points
+                                  / target_score; [3] game_points / target_score; [4..6]
+                                  game_tie none, non_dealer, dealer; [7..9] undertrump
+                                  allowed, forbidden_unless_all_trumps,
+                                  forbidden_when_can_follow; [10..11]
+                                  give_one_to_reach_target forbidden, allowed; [12]
+                                  give_one_requires_trump; [13] stand_requires_trump; [14..15]
+                                  exhausted_pack kick_remaining, redeal; [16]
+                                  single_trump_counts_high_and_low. target_score is in
+                                  ``target``; first_dealer and deal_batch change neither play
+                                  nor scoring and are left out
     =========  ====  ============ ========================================================
 
-    :func:`allfours_env.decode` turns an observation back into a readable ``View``.
-    ``state()`` (``state_space``: float32[1233]) is the full state for centralized critics:
+    Every value lies in [0, 1], except hang_jack_points and game_points in ``rules`` when they
+    exceed target_score (the observation space's upper bound follows the env's rules).
+    :func:`allfours_env.decode` turns an observation back into a readable ``View``; its
+    ``rules`` field is the variant (a ``Rules``).
+    ``state()`` (``state_space``: float32[1250]) is the full state for centralized critics:
     all four hands by absolute seat, the undealt stock, the seat to act, seat 0's observation.
 
 Rewards
@@ -63,11 +78,13 @@ Arguments
     ``render_mode``: None, "ansi" (``render()`` returns the table as text), "human" (prints it
     after every step) or "rgb_array" (``render()`` returns a picture of the table, a new
     uint8[720, 960, 3] RGB array drawn by :mod:`allfours_env.picture`; needs Pillow). Every mode
-    shows what the seat to act may see (seat 0's view once the deal or match is over).
+    shows what one seat may see: ``render_seat`` (default None: the seat to act, seat 0 once
+    the deal or match is over; a seat 0..3: always that seat, at the bottom of the picture, so
+    a recorded match does not turn with every decision).
     ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
     (the episode ends after one deal is scored, or earlier if the match ends; with
     ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
-    Rule variants: the keys of RULES.md table A0 as keyword arguments, e.g.
+    Rule variants: the keys of docs/rules.md table A0 as keyword arguments, e.g.
     ``env(target_score=7, undertrump="forbidden_unless_all_trumps")``.
 
 Reset options
@@ -78,11 +95,13 @@ Reset options
     ``env.unwrapped.game`` the engine (its ``events`` list is the log of the match).
 
 Version history
+    v1: the observation ends with the ``rules`` block (986 floats, was 969); ``render_seat``.
     v0: first release.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -93,7 +112,7 @@ from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
 from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
-from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask
+from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
 from .rules import Rules
 
@@ -105,7 +124,7 @@ SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The environment in PettingZoo's order-enforcing wrapper. Arguments: see :class:`raw_env`.
+    """The environment in PettingZoo's order-enforcing wrapper; arguments as :class:`raw_env`.
 
     Illegal or out-of-range actions are rejected by the env itself with a ValueError that lists
     the legal actions, so no TerminateIllegal or AssertOutOfBounds wrapper is added.
@@ -114,37 +133,51 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):
-    """All Fours as a PettingZoo AECEnv; the module docstring is its documentation."""
+    """All Fours as a PettingZoo AECEnv, without the order-enforcing wrapper that :func:`env` adds."""
 
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "allfours_v0",
+        "name": "allfours_v1",
         "is_parallelizable": False,
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, reward: str = "match", episode: str = "match", **rules: Any):
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        reward: str = "match",
+        episode: str = "match",
+        render_seat: int | None = None,
+        **rules: Any,
+    ):
         super().__init__()
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if render_seat is not None:
+            if isinstance(render_seat, bool) or not isinstance(render_seat, int | np.integer) or not 0 <= render_seat < N_SEATS:
+                raise ValueError(f"render_seat must be None (the seat to act) or a seat 0..3, got {render_seat!r}")
+            render_seat = int(render_seat)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         self.rules = Rules.from_kwargs(**rules)
         self.render_mode = render_mode
+        self.render_seat = render_seat
         self.reward_mode = reward
         self.episode_mode = episode
         self.possible_agents = list(AGENTS)
+        high = observation_high(self.rules)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                "observation": spaces.Box(0.0, high, (OBS_SIZE,), np.float32),
                 "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
-        self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), np.float32)
+        state_high = np.concatenate([np.ones(STATE_SIZE - OBS_SIZE, dtype=np.float32), high])  # obs comes last
+        self.state_space = spaces.Box(0.0, state_high, (STATE_SIZE,), np.float32)
         self.np_random: np.random.Generator | None = None
         self.game: Game | None = None
         self.agents = []
@@ -242,14 +275,15 @@ class raw_env(AECEnv):
             logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'")
             return None
         game = self.game
-        seat = game.current if game.current >= 0 else 0
-        status = ""
+        seat = self.render_seat
+        if seat is None:
+            seat = game.current if game.current >= 0 else 0
         if game.phase == MATCH_OVER:
             status = f"Match over: team {game.winner} wins {game.scores[0]}-{game.scores[1]}"
         elif game.phase == DEAL_OVER:
             status = f"Deal over: score {game.scores[0]}-{game.scores[1]}"
         else:
-            status = f"player_{seat} to act"
+            status = f"player_{game.current} to act"
         view = decode(encode(game, seat))
         if self.render_mode == "rgb_array":
             from .picture import render_picture  # needs Pillow, only for this mode
@@ -264,3 +298,9 @@ class raw_env(AECEnv):
     def close(self) -> None:
         pass
 
+
+# help(env) and help(raw_env) show the whole documentation: each one's own summary, then the
+# module docstring (one text, so the two cannot drift apart).
+if __doc__:  # None under python -OO
+    env.__doc__ = f"{inspect.cleandoc(env.__doc__)}\n\n{__doc__}"
+    raw_env.__doc__ = f"{inspect.cleandoc(raw_env.__doc__)}\n\n{__doc__}"

@@ -4,18 +4,62 @@ The layout is one table, :data:`LAYOUT`, used by the encoder, the decoder and th
 the observation are relative to the observer: 0 = self, 1 = the next seat (right-hand
 opponent, plays after self), 2 = partner, 3 = the previous seat (left-hand opponent).
 
-All pieces but the last five are 0/1 flags. They are built as one big int of bits and unpacked
-in a single numpy call, so encoding costs a few microseconds.
+The pieces up to ``decisions`` are 0/1 flags, built as one big int of bits and unpacked in a
+single numpy call, so encoding costs a few microseconds. Then come the scalars (scores, target,
+game points) and last the ``rules`` block, which states the rule variant: it is constant for a
+match, so it is computed once per :class:`~allfours_env.rules.Rules` and copied.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from .cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE, cards_of
 from .engine import DEAL_OVER, GIVE_OR_RUN, MATCH_OVER, N_ACTIONS, PLAY, STAND_OR_BEG, Game
+from .rules import Rules
+
+# The rules block: every key of table A0 that changes play or scoring, in A0 order. A tuple of
+# values is one-hot in that order, bool is one 0/1 flag, int is value / target_score (decoded
+# with round(x * target)). The value orders are part of the layout: never reorder them.
+RULE_SLOTS: tuple[tuple[str, tuple | type], ...] = (
+    ("kick_points", ("trinidad", "tobago")),
+    ("hang_jack_points", int),
+    ("game_points", int),
+    ("game_tie", ("none", "non_dealer", "dealer")),
+    ("undertrump", ("allowed", "forbidden_unless_all_trumps", "forbidden_when_can_follow")),
+    ("give_one_to_reach_target", ("forbidden", "allowed")),
+    ("give_one_requires_trump", bool),
+    ("stand_requires_trump", bool),
+    ("exhausted_pack", ("kick_remaining", "redeal")),
+    ("single_trump_counts_high_and_low", bool),
+)
+# Left out: target_score (in the ``target`` piece), first_dealer and deal_batch (who deals the
+# first deal and whether cards come off the deck one or three at a time: neither changes the
+# play or the scoring, and a bot cannot act on them).
+UNENCODED_RULES = ("target_score", "first_dealer", "deal_batch")
+
+
+def _slot_size(kind: tuple | type) -> int:
+    return len(kind) if isinstance(kind, tuple) else 1
+
+
+def _rules_meaning() -> str:
+    parts, offset = [], 0
+    for key, kind in RULE_SLOTS:
+        size = _slot_size(kind)
+        where = f"[{offset}..{offset + size - 1}]" if size > 1 else f"[{offset}]"
+        what = ", ".join(kind) if isinstance(kind, tuple) else "/ target_score" if kind is int else "0/1"
+        parts.append(f"{where} {key} {what}")
+        offset += size
+    return (
+        "the rule variant (docs/rules.md A0): " + "; ".join(parts)
+        + ". target_score is in `target`; first_dealer and deal_batch change neither play nor scoring"
+        " and are left out"
+    )
+
 
 # (name, size, meaning). Offsets follow in order; see LAYOUT.
 _PIECES = (
@@ -37,6 +81,7 @@ _PIECES = (
     ("scores", 2, "own team, other team score / target_score, capped at 1"),
     ("target", 1, "1 / target_score"),
     ("game_points", 2, f"game points won this deal, own team, other team / {TOTAL_GAME_VALUE}"),
+    ("rules", sum(_slot_size(kind) for _, kind in RULE_SLOTS), _rules_meaning()),
 )
 
 
@@ -63,6 +108,7 @@ def _layout() -> dict[str, Piece]:
 LAYOUT = _layout()
 OBS_SIZE = sum(p.size for p in LAYOUT.values())
 N_FLAGS = LAYOUT["scores"].offset  # everything before the scalars is a 0/1 flag
+_RULES = LAYOUT["rules"].slice
 _FLAG_BYTES = (N_FLAGS + 7) // 8
 _MASK_BYTES = (N_ACTIONS + 7) // 8
 _OBS_AND_MASK_BYTES = (N_FLAGS + N_ACTIONS + 7) // 8
@@ -157,13 +203,70 @@ def _set_scalars(out: np.ndarray, game: Game, seat: int) -> None:
     target = game.rules.target_score
     team = seat % 2
     scores, totals = game.scores, game.game_totals
-    out[N_FLAGS:] = (
+    out[N_FLAGS : _RULES.start] = (
         min(scores[team] / target, 1.0),
         min(scores[1 - team] / target, 1.0),
         1.0 / target,
         totals[team] / TOTAL_GAME_VALUE,
         totals[1 - team] / TOTAL_GAME_VALUE,
     )
+    out[_RULES] = _block_of(game.rules)
+
+
+_last_block: tuple[Rules | None, np.ndarray | None] = (None, None)
+
+
+def _block_of(rules: Rules) -> np.ndarray:
+    """``rules_block(rules)``, skipping the hashing when the Rules are those of the last call."""
+    global _last_block
+    last = _last_block  # one read: a tuple swapped whole is safe across threads
+    if last[0] is not rules:
+        last = _last_block = (rules, rules_block(rules))
+    return last[1]
+
+
+@lru_cache(maxsize=64)
+def rules_block(rules: Rules) -> np.ndarray:
+    """The ``rules`` piece of the observation for ``rules`` (float32, read-only, one per Rules)."""
+    values: list[float] = []
+    for key, kind in RULE_SLOTS:
+        value = getattr(rules, key)
+        if isinstance(kind, tuple):
+            values.extend(float(value == choice) for choice in kind)
+        elif kind is int:
+            values.append(value / rules.target_score)
+        else:
+            values.append(float(value))
+    block = np.array(values, dtype=np.float32)
+    block.flags.writeable = False
+    return block
+
+
+def observation_high(rules: Rules) -> np.ndarray:
+    """Upper bound of every observation value under ``rules``: 1, except the rules block's
+    points / target_score where the points exceed the target (a new float32 array of OBS_SIZE)."""
+    high = np.ones(OBS_SIZE, dtype=np.float32)
+    high[_RULES] = np.maximum(1.0, rules_block(rules))
+    return high
+
+
+@lru_cache(maxsize=64)
+def _rules_of_block(block: bytes, target: int) -> Rules:
+    """The inverse of :func:`rules_block` (its float32 bytes and the decoded target)."""
+    values = np.frombuffer(block, dtype=np.float32).tolist()
+    kwargs: dict[str, object] = {"target_score": target}
+    offset = 0
+    for key, kind in RULE_SLOTS:
+        size = _slot_size(kind)
+        if isinstance(kind, tuple):
+            one_hot = values[offset : offset + size]
+            kwargs[key] = kind[one_hot.index(max(one_hot))]
+        elif kind is int:
+            kwargs[key] = round(values[offset] * target)
+        else:
+            kwargs[key] = values[offset] > 0.5
+        offset += size
+    return Rules(**kwargs)
 
 
 def action_mask(game: Game, seat: int) -> np.ndarray:
@@ -218,6 +321,7 @@ class View:
     scores: tuple[int, int]
     target: int
     game_points: tuple[int, int]
+    rules: Rules  # the play and scoring keys; first_dealer and deal_batch at their defaults
 
     @property
     def hand(self) -> list[int]:
@@ -283,7 +387,7 @@ def decode(observation: np.ndarray | dict) -> View:
             table[rel] = c.bit_length() - 1
     decisions = bits >> _DECISIONS
     target = round(1.0 / float(obs[N_FLAGS + 2]))
-    scalars = obs[N_FLAGS:].tolist()
+    scalars = obs[N_FLAGS : _RULES.start].tolist()
     return View(
         hand_bits=bits & cards,
         kick=kick.bit_length() - 1 if kick else None,
@@ -306,6 +410,7 @@ def decode(observation: np.ndarray | dict) -> View:
         scores=(round(scalars[0] * target), round(scalars[1] * target)),
         target=target,
         game_points=(round(scalars[3] * TOTAL_GAME_VALUE), round(scalars[4] * TOTAL_GAME_VALUE)),
+        rules=_rules_of_block(np.asarray(obs[_RULES], dtype=np.float32).tobytes(), target),
     )
 
 
@@ -313,8 +418,12 @@ def layout_table() -> str:
     """The observation layout as a Markdown table (for the docs)."""
     rows = ["| index | size | name | meaning |", "|---|---|---|---|"]
     for p in LAYOUT.values():
-        rows.append(f"| {p.offset}..{p.offset + p.size - 1} | {p.size} | `{p.name}` | {p.meaning} |")
+        index = f"{p.offset}..{p.offset + p.size - 1}" if p.size > 1 else f"{p.offset}"
+        rows.append(f"| {index} | {p.size} | `{p.name}` | {p.meaning} |")
     return "\n".join(rows)
 
 
-__all__ = ["LAYOUT", "OBS_SIZE", "STATE_SIZE", "View", "action_mask", "decode", "encode", "encode_state", "layout_table"]
+__all__ = [
+    "LAYOUT", "OBS_SIZE", "RULE_SLOTS", "STATE_SIZE", "View", "action_mask", "decode", "encode", "encode_state",
+    "layout_table", "observation_high", "rules_block",
+]

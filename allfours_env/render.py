@@ -54,10 +54,10 @@ _AWARD_TEXT = {
 
 def describe_event(event: Event) -> str:
     """One line of the match log for an engine event."""
-    kind, seat, team, points, card = event
+    kind, seat, team, points, card, suit, deal = event
     who = f"player_{seat}"
     if kind == DEAL:
-        return f"deal {points}: {who} deals"
+        return f"deal {deal}: {who} deals"
     if kind == KICK:
         return f"kick {card_text(card)}" + (f": team {team} +{points}" if points else "")
     if kind in (STOOD, BEGGED, RAN):
@@ -67,7 +67,7 @@ def describe_event(event: Event) -> str:
     if kind == REDEAL:
         return f"pack exhausted: {who} deals again"
     if kind == TRUMP:
-        return f"trump {SUIT_NAMES[card]}"
+        return f"trump {SUIT_NAMES[suit]}"
     if kind == PLAYED:
         return f"{who} plays {card_text(card)}"
     if kind == TRICK:
@@ -77,7 +77,7 @@ def describe_event(event: Event) -> str:
         detail = f" ({card_text(card)} {verb} by {who})" if card >= 0 else ""
         return f"{_AWARD_TEXT[kind]}{detail}: team {team} +{points}"
     if kind == DEAL_END:
-        return f"deal {points} scored"
+        return f"deal {deal} scored"
     if kind == MATCH_END:
         return f"match over: team {team} wins"
     raise ValueError(f"unknown event kind {kind!r}")

@@ -1,7 +1,7 @@
-"""The rule variants of RULES.md table A0 as one validated, frozen dataclass.
+"""The rule variants of docs/rules.md table A0 as one validated, frozen dataclass.
 
 Every field is named exactly as its A0 key, so ``Rules(**kwargs)`` is how the env reads its
-keyword arguments. Part B of RULES.md gives the sources behind each default.
+keyword arguments. Part B of docs/rules.md gives the sources behind each default.
 """
 
 from __future__ import annotations

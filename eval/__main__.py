@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--rule", action="append", default=[], metavar="KEY=VALUE",
-        help="rule variant (RULES.md table A0), repeatable, e.g. --rule target_score=7 "
+        help="rule variant (docs/rules.md table A0), repeatable, e.g. --rule target_score=7 "
         "--rule undertrump=forbidden_unless_all_trumps; values are read as int, bool (true/false) or text",
     )  # fmt: skip
     parser.add_argument(

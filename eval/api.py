@@ -122,7 +122,7 @@ def round_robin(
     """Play boards ``first_board .. first_board + boards - 1`` for every pair of ``bots``.
 
     ``bots``: spec strings, bot factories or bot instances (see :mod:`eval.bots`; only spec
-    strings are sure to reach worker processes). ``rules``: rule variants (RULES.md A0).
+    strings are sure to reach worker processes). ``rules``: rule variants (docs/rules.md A0).
     ``workers``: processes (None: all cores; 1: in this process). ``deals``: single deals
     instead of matches. ``progress``: a progress bar on stderr. ``bootstrap``: resamples for the
     rating intervals (ratings only with 3+ bots). Bad arguments raise before any play (see

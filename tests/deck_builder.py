@@ -1,6 +1,6 @@
 """Build reproducible test decks for the All Fours engine.
 
-A deck is a permutation of the 52 card indices, dealt from index 0 up (RULES.md, "Engine
+A deck is a permutation of the 52 card indices, dealt from index 0 up (docs/rules.md, "Engine
 conventions"): ``deck[k]`` goes to seat ``(dealer + 1 + k) % 4`` for k = 0..23 and ``deck[24]`` is
 the kick; a run deals the next 12 cards the same way (from the seat after the dealer) and then
 kicks the next card, so the kicks sit at indices 24, 37, 50 and 51.

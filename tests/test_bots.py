@@ -104,7 +104,7 @@ def test_same_seed_same_match(name):
 
 @pytest.mark.parametrize(
     ("plays", "winner"),
-    [("5C KC 2H AC", 2), ("5C KD AC 9C", 2), ("5H 9C 3H 2D", 0), ("5C JS 7D 6C", 3)],  # RULES.md C34-C36
+    [("5C KC 2H AC", 2), ("5C KD AC 9C", 2), ("5H 9C 3H 2D", 0), ("5C JS 7D 6C", 3)],  # docs/rules.md C34-C36
 )
 def test_trick_winner_with_hearts_trump(plays, winner):
     order = list(enumerate(cards(plays)))

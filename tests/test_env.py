@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import pydoc
 import re
 
 import numpy as np
@@ -285,3 +286,31 @@ def test_render_ansi_and_human(capsys):
     human.reset(seed=0)
     human.step(allfours_env.BEG)
     assert "phase give_or_run" in capsys.readouterr().out
+
+
+def test_render_seat_shows_that_seat_whoever_acts():
+    env = allfours_env.env(render_mode="ansi", render_seat=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        game = env.unwrapped.game
+        text = env.render()
+        assert f"Hand of player_2: {' '.join(allfours_env.card_text(c) for c in game.hand(2))}" in text
+        assert text.endswith(f"player_{game.current} to act")
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+
+
+@pytest.mark.parametrize("render_seat", [4, -1, True, "0", 1.0])
+def test_bad_render_seat_is_refused(render_seat):
+    with pytest.raises(ValueError, match="render_seat must be None"):
+        allfours_env.env(render_mode="ansi", render_seat=render_seat)
+
+
+@pytest.mark.parametrize("documented", [allfours_env.env, allfours_env.raw_env])
+def test_help_shows_the_full_documentation(documented):
+    text = pydoc.render_doc(documented, renderer=pydoc.plaintext)
+    for heading in ("Agents", "Actions: ``Discrete(56)``", "Observation:", "Rewards", "Arguments", "Reset options"):
+        assert re.search(rf"^[ |]*{re.escape(heading)}", text, re.M), heading
+    assert "render_seat" in text and f"float32[{OBS_SIZE}]" in text
+    for piece in LAYOUT.values():
+        assert re.search(rf"\s{piece.size}\s+{piece.name}\s", text), piece.name

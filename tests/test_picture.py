@@ -93,3 +93,22 @@ def test_missing_pillow_says_how_to_install_it(monkeypatch):
     monkeypatch.delitem(sys.modules, "allfours_env.picture")
     with pytest.raises(ImportError, match="pip install pillow"):
         importlib.import_module("allfours_env.picture")
+
+
+@pytest.mark.parametrize("render_seat", [None, 0, 3])
+def test_render_seat_fixes_the_viewpoint_or_follows_the_seat_to_act(render_seat):
+    """A fixed render_seat draws that seat at every decision (a recording does not turn);
+    the default draws the seat to act, as before."""
+    env = allfours_env.env(render_mode="rgb_array", render_seat=render_seat, target_score=7)
+    env.reset(seed=6)
+    rng = np.random.default_rng(6)
+    drawn_for = set()
+    for step, _ in enumerate(env.agent_iter()):
+        game = env.unwrapped.game
+        if step % SAMPLE_EVERY == 0 and not game.is_over:
+            seat = game.current if render_seat is None else render_seat
+            expected = render_picture(decode(encode(game, seat)), seat, f"player_{game.current} to act")
+            np.testing.assert_array_equal(env.render(), expected)
+            drawn_for.add(seat)
+        random_step(env, rng)
+    assert len(drawn_for) > 1 if render_seat is None else drawn_for == {render_seat}

@@ -1,4 +1,4 @@
-"""RULES.md Part C: every Given/When/Then scenario (1..56) as a test of the engine.
+"""docs/rules.md Part C: every Given/When/Then scenario (1..56) as a test of the engine.
 
 Each ``test_cNN_*`` function checks scenario NN (its docstring quotes it briefly). Positions are
 built with :func:`tests.deck_builder.build_deck`: the cards a scenario names are dealt to the

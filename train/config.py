@@ -34,7 +34,7 @@ class TrainConfig:
     total_steps: int = 2_000_000
     n_envs: int = 2
     subprocess_envs: bool = True
-    # game: rule variants (RULES.md table A0) and the learner's reward
+    # game: rule variants (docs/rules.md table A0) and the learner's reward
     rules: dict[str, Any] = field(default_factory=dict)
     reward: str = "points"  # "points": own minus other team's points per step; "match": +-1 at the end
     # PPO (sb3-contrib MaskablePPO)

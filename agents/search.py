@@ -1,0 +1,263 @@
+"""Determinized search (Perfect Information Monte Carlo): the strongest bot that needs no training.
+
+At each decision with more than one legal action the bot
+
+1. samples ``worlds`` deals of the cards it has not seen to the other three hands and the stock,
+   each consistent with everything its observation shows: its own hand, the cards played by each
+   seat, the kicks, the number of cards each seat still holds, the suits a seat has shown it
+   lacks by not following (voids, :func:`agents.hand_reading.voids`), and a card of the kick's
+   suit where a rule variant allowed a stand or a gift only with one;
+2. rebuilds each world as a deck dealt by the engine's convention, replays the deal's public
+   history (stand / beg / give one / run, every card played) on a :class:`VectorGame` with one
+   table per (world, legal action), and takes each table's candidate action;
+3. plays every table to the end of the deal with the compiled rollout policy of
+   :mod:`agents.rollout`, and scores it by the chance to win the match from the final score (the
+   match model of :mod:`agents.expert`; 1 or 0 where the match ended in the deal);
+4. picks the action with the best mean over the worlds (ties: the lowest action id).
+
+Options (``agents.make("search:worlds=32,ms=20")``): ``worlds``, the number of sampled worlds
+(default 32); ``ms``, a time budget per decision in milliseconds: worlds are then sampled in
+batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time budget makes the
+choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
+``explore``, the rollout policy's chance of a random card (default 0.1). The rules come from the
+observation, so every variant is searched under its own rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from allfours_env import BEG, GIVE_ONE, RUN, STAND, View, decode
+from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
+from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
+from allfours_env.rules import DEFAULT_RULES, KICK_POINTS, Rules
+from allfours_env.vector import VectorGame
+
+from .base import Observation
+from .expert import MAX_MODELLED_TARGET, match_equity
+from .hand_reading import cards_left, unseen, voids
+from .search_kernels import rollout_actions, sample_worlds
+
+DEFAULT_WORLDS = 32
+BATCH_WORLDS = 8  # worlds per batch under a time budget
+MAX_RESAMPLES = 1000
+DEFAULT_EXPLORE = 0.1
+KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
+RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
+OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+    """What a world rebuilds from the observation: the deal's public history, seats relative to me."""
+
+    rules: Rules
+    dealer: int
+    kicks: tuple[int, ...]  # in the order they were turned; the last one is live if ``live_kick``
+    live_kick: bool
+    runs_dealt: int  # runs that dealt cards to the hands (0, 1 or 2)
+    start_scores: tuple[int, int]  # own team, other team, before this deal's kicks and give-one
+    history: tuple[int, ...]  # the public actions of the deal, in order
+    played: tuple[int, int, int, int]  # cards each seat has played (bit sets)
+    hand: int
+    left: tuple[int, int, int, int]  # cards each seat still holds
+    unseen: int
+    voids: tuple[int, int, int, int]  # suits each seat has shown it lacks (bit s = suit s)
+    must_hold: tuple[tuple[int, int], ...]  # (seat, cards): the seat was dealt one of these cards
+
+    @classmethod
+    def from_view(cls, view: View) -> Position:
+        rules = getattr(view, "rules", DEFAULT_RULES)
+        aside = cards_of(view.kicks_aside_bits)
+        live = view.kick is not None
+        kicks = tuple(aside) + ((view.kick,) if live else ())
+        kick_points = KICK_POINTS[rules.kick_points]
+        dealer_team = view.dealer % 2
+        gained = [0, 0]
+        gained[dealer_team] += sum(kick_points[c % N_RANKS] for c in kicks)
+        history: list[int] = []
+        if view.stood:
+            history.append(STAND)
+        elif view.begged:
+            history.append(BEG)
+            if view.gave_one:
+                history.append(GIVE_ONE)
+                gained[1 - dealer_team] += 1
+            elif view.ran:
+                history.append(RUN)
+        history += [card for trick in view.tricks for _, card in trick]
+        # A stand or a gift that the rules allow only with a card of the kick's suit shows one.
+        must_hold = []
+        if view.kick is not None or aside:
+            suit_bits = SUIT_MASK[kicks[0] // N_RANKS]
+            beggar = (view.dealer + 1) % N_SEATS
+            if view.stood and rules.stand_requires_trump:
+                must_hold.append((beggar, suit_bits))
+            if view.gave_one and rules.give_one_requires_trump:
+                must_hold.append((view.dealer, suit_bits))
+        return cls(
+            rules=rules,
+            dealer=view.dealer,
+            kicks=kicks,
+            live_kick=live,
+            runs_dealt=min(len(aside), len(RUN_STARTS)),
+            start_scores=(view.scores[0] - gained[0], view.scores[1] - gained[1]),
+            history=tuple(history),
+            played=view.played_bits,
+            hand=view.hand_bits,
+            left=cards_left(view),
+            unseen=unseen(view),
+            voids=_with_undertrump_voids(voids(view, view.trump), view, rules),
+            must_hold=tuple((seat, bits) for seat, bits in must_hold if seat != 0),
+        )
+
+
+def _with_undertrump_voids(shown: tuple[int, ...], view: View, rules: Rules) -> tuple[int, ...]:
+    """Voids that an undertrump ban makes certain: under "forbidden_when_can_follow" a seat that
+    undertrumped a plain-suit lead lacks that suit; under "forbidden_unless_all_trumps" it held
+    nothing but trumps (A7.4)."""
+    if rules.undertrump == "allowed" or view.trump is None:
+        return shown
+    out = list(shown)
+    trump = view.trump
+    for trick in view.tricks:
+        led = trick[0][1] // N_RANKS
+        if led == trump:
+            continue
+        best_trump = -1
+        for seat, card in trick:
+            if card // N_RANKS != trump:
+                continue
+            if card < best_trump:  # an undertrump
+                lacks = 1 << led if rules.undertrump == "forbidden_when_can_follow" else 0b1111 & ~(1 << trump)
+                out[seat] |= lacks
+            best_trump = max(best_trump, card)
+    return tuple(out)
+
+
+def sample_hidden(position: Position, rng: np.random.Generator, n_worlds: int) -> np.ndarray:
+    """Cards held by each seat in ``n_worlds`` worlds consistent with ``position``: (worlds, 4)
+    bit sets, seat 0 my hand. The unseen cards go to the other seats and the stock at random,
+    each seat's count as the observation says, never a suit it has shown it lacks
+    (:func:`agents.search_kernels.sample_worlds`), and a card of the kick's suit to a seat whose
+    stand or gift the rules allowed only with one (``stand_requires_trump``,
+    ``give_one_requires_trump``)."""
+    cards = np.array(cards_of(position.unseen), dtype=np.int64)
+    others = [position.left[s] for s in OTHERS]
+    room = np.array([*others, len(cards) - sum(others)], dtype=np.int64)
+    may_hold = np.array([0b1111 & ~position.voids[s] for s in OTHERS] + [0b1111], dtype=np.int64)
+    others_held = np.zeros((n_worlds, len(OTHERS)), dtype=np.uint64)
+    todo = np.arange(n_worlds)
+    for _ in range(MAX_RESAMPLES):
+        orders = rng.permuted(np.tile(cards, (len(todo), 1)), axis=1)
+        held = np.zeros((len(todo), len(OTHERS)), dtype=np.uint64)
+        sample_worlds(orders, room, may_hold, rng.random((len(todo), 2 * len(cards))), held)
+        others_held[todo] = held
+        ok = np.ones(len(todo), dtype=bool)
+        for seat, bits in position.must_hold:  # rare (two rule variants): rejection is enough
+            ok &= ((held[:, seat - 1] | np.uint64(position.played[seat])) & np.uint64(bits)) != 0
+        todo = todo[~ok]
+        if not len(todo):
+            break
+    else:
+        raise RuntimeError(f"no world consistent with the observation after {MAX_RESAMPLES} tries")
+    hands = np.empty((n_worlds, N_SEATS), dtype=np.uint64)
+    hands[:, 0], hands[:, 1:] = position.hand, others_held
+    return hands
+
+
+def world_deck(position: Position, held: tuple[int, ...], rng: np.random.Generator) -> list[int]:
+    """The deck that deals this world by the engine's convention: each seat's cards of the deal
+    (held now and played) at its deal positions, the kicks at the kick positions, the stock
+    shuffled into the rest."""
+    deck = [-1] * N_CARDS
+    batch = position.rules.deal_batch
+    positions = [[] for _ in range(N_SEATS)]
+    for k, seat in enumerate(deal_seats(position.dealer, CARDS_DEALT, batch)):
+        positions[seat].append(k)
+    for start in RUN_STARTS[: position.runs_dealt]:
+        for k, seat in enumerate(deal_seats(position.dealer, RUN_CARDS, batch)):
+            positions[seat].append(start + k)
+    dealt = 0
+    for seat in range(N_SEATS):
+        for index, card in zip(positions[seat], cards_of(held[seat] | position.played[seat]), strict=True):
+            deck[index] = card
+            dealt |= 1 << card
+    for index, card in zip(KICK_POSITIONS, position.kicks):
+        deck[index] = card
+        dealt |= 1 << card
+    stock = iter(rng.permutation(cards_of(((1 << N_CARDS) - 1) & ~dealt)).tolist())
+    return [card if card >= 0 else next(stock) for card in deck]
+
+
+def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndarray:
+    """My team's (team 0's) chance to win the match at the end of each table's deal."""
+    target = rules.target_score
+    if target > MAX_MODELLED_TARGET:  # far from the target: the point difference decides
+        value = 0.5 + (scores[:, 0] - scores[:, 1]) / (4.0 * target)
+    else:
+        value = np.array([match_equity(int(a), int(b), rules) for a, b in scores])
+    return np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
+
+
+class SearchBot:
+    """PIMC search; see the module docstring."""
+
+    name = "search"
+
+    def __init__(self, worlds: int = DEFAULT_WORLDS, ms: float | None = None, explore: float = DEFAULT_EXPLORE,
+                 seed: int | None = None) -> None:
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"search option worlds must be a positive integer, got {worlds!r}")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not ms > 0):
+            raise ValueError(f"search option ms must be a positive number of milliseconds, got {ms!r}")
+        if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
+            raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
+        self.worlds, self.ms, self.explore = worlds, ms, float(explore)
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: Observation) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if len(legal) == 0:
+            raise ValueError("no legal action in the mask: this agent is not the one to act")
+        if len(legal) == 1:
+            return int(legal[0])
+        position = Position.from_view(decode(observation))
+        deadline = None if self.ms is None else time.perf_counter() + self.ms / 1000.0
+        totals = np.zeros(len(legal))
+        done = 0
+        while done < self.worlds:
+            batch = self.worlds - done if deadline is None else min(BATCH_WORLDS, self.worlds - done)
+            totals += self.evaluate(position, legal, batch).sum(axis=0)
+            done += batch
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        return int(legal[int(np.argmax(totals))])
+
+    def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
+        """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
+        rng = self._rng
+        n_actions = len(actions)
+        decks = [world_deck(position, tuple(map(int, held)), rng) for held in sample_hidden(position, rng, n_worlds)]
+        start = {"dealer": position.dealer, "scores": list(position.start_scores)}
+        worlds = VectorGame(n_worlds, episode="deal", **dataclasses.asdict(position.rules))
+        worlds.reset(seed=int(rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
+        for action in position.history:
+            worlds.step(np.full(n_worlds, action, dtype=np.int64))
+        games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
+        n = games.n
+        games.step(np.tile(actions, n_worlds))
+        choice = np.empty(n, dtype=np.int64)
+        while not games.is_over.all():
+            st, bs, params = games.kernel_state()
+            rollout_actions(st, bs, params, rng.random(n), self.explore, choice)
+            games.step(choice)
+        values = match_value(games.scores, games.winner, position.rules)
+        return values.reshape(n_worlds, n_actions)

@@ -1,0 +1,275 @@
+"""Many All Fours matches at once: the batched twin of :class:`allfours_env.engine.Game`.
+
+A :class:`VectorGame` plays ``n`` independent matches ("tables") in lockstep, with the same rules,
+rule variants and dealing convention as the scalar engine, its state held in fixed-size numpy
+arrays (hands and histories as 64-bit card sets) and stepped by compiled kernels
+(:mod:`allfours_env.vector_kernels`, numba). The scalar ``Game`` stays the readable reference; a
+differential test holds the two equal at every decision.
+
+>>> import numpy as np
+>>> from allfours_env.vector import VectorGame
+>>> vg = VectorGame(1024, target_score=7)        # rule variants as keyword arguments (docs/rules.md A0)
+>>> vg.reset(seed=0)
+>>> rng = np.random.default_rng(0)
+>>> while not vg.is_over.all():
+...     obs, mask = vg.observe(), vg.legal_mask()  # (n, OBS_SIZE) float32, (n, 56) bool
+...     actions = vg.sample_legal(rng)             # or a policy's choice; ended tables are ignored
+...     points = vg.step(actions)                  # (n, 2) points each team gained in this step
+
+Per table, ``current`` is the seat to act (-1 once its match is over), ``observe()`` is exactly
+``allfours_env.observation.encode(game, current)`` of the scalar engine (seat 0's view at an ended
+table), ``legal_mask()`` its legal actions. ``step`` checks every action first: any illegal one
+raises a ValueError naming the table and changes no table. ``restart(tables)`` starts new matches
+at some tables (auto-reset for training loops).
+
+Randomness: each table has its own stream (splitmix64), seeded from ``reset(seed)`` through
+``numpy.random.SeedSequence``; table ``i`` plays the same match for a given seed whatever ``n``
+is. Decks given in the reset options are dealt first, exactly as the scalar engine deals them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import vector_kernels as k
+from .engine import N_ACTIONS, PHASE_NAMES, action_text, check_start
+from .observation import OBS_SIZE, rules_block
+from .cards import N_CARDS, N_SEATS
+from .rules import KICK_POINTS, Rules
+
+EPISODE_MODES = ("match", "deal")
+RESET_OPTIONS = ("decks", "dealer", "scores")
+_GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
+_UNDERTRUMP = {
+    "allowed": k.UNDER_ALLOWED,
+    "forbidden_unless_all_trumps": k.UNDER_UNLESS_ALL_TRUMPS,
+    "forbidden_when_can_follow": k.UNDER_WHEN_CAN_FOLLOW,
+}
+_FIRST_DEALER = {"cut": k.FIRST_CUT, "first_jack": k.FIRST_JACK, "random": k.FIRST_RANDOM}
+
+
+def rule_params(rules: Rules, single_deal: bool = False) -> np.ndarray:
+    """The rules as the int64 parameter vector the kernels read (columns ``P_*``)."""
+    params = np.zeros(k.N_PARAMS, dtype=np.int64)
+    params[k.P_TARGET] = rules.target_score
+    params[k.P_HANG] = rules.hang_jack_points
+    params[k.P_GAME_POINTS] = rules.game_points
+    params[k.P_GAME_TIE] = _GAME_TIE[rules.game_tie]
+    params[k.P_UNDERTRUMP] = _UNDERTRUMP[rules.undertrump]
+    params[k.P_GIVE_TO_TARGET] = rules.give_one_to_reach_target == "allowed"
+    params[k.P_GIVE_NEEDS_TRUMP] = rules.give_one_requires_trump
+    params[k.P_STAND_NEEDS_TRUMP] = rules.stand_requires_trump
+    params[k.P_REDEAL] = rules.exhausted_pack == "redeal"
+    params[k.P_SINGLE_TRUMP_BOTH] = rules.single_trump_counts_high_and_low
+    params[k.P_DEAL_BATCH] = rules.deal_batch
+    first = rules.first_dealer
+    params[k.P_FIRST_DEALER] = first if isinstance(first, int) else _FIRST_DEALER[first]
+    params[k.P_SINGLE_DEAL] = single_deal
+    return params
+
+
+class VectorGame:
+    """``n`` matches of All Fours stepped together; see the module docstring.
+
+    ``episode``: "match" (default) plays whole matches; "deal" ends each table's episode when its
+    deal is scored (or when the match ends in it), like ``env(episode="deal")``. Rule variants:
+    the keys of docs/rules.md table A0 as keyword arguments; an unknown key or value raises a
+    ValueError listing what is allowed.
+    """
+
+    def __init__(self, n: int, episode: str = "match", **rules: Any) -> None:
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"n (the number of tables) must be a positive integer, got {n!r}")
+        if episode not in EPISODE_MODES:
+            raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
+        self.n = n = int(n)
+        self.rules = Rules.from_kwargs(**rules)
+        self.episode = episode
+        self._params = rule_params(self.rules, single_deal=episode == "deal")
+        self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)
+        self._rules_block = rules_block(self.rules)
+        self._st = np.full((n, k.N_FIELDS), -1, dtype=np.int64)
+        self._st[:, k.PHASE] = k.MATCH_OVER  # nothing to play before reset()
+        self._bs = np.zeros((n, k.N_SETS), dtype=np.uint64)
+        self._deck = np.zeros((n, N_CARDS), dtype=np.int8)
+        self._trick_no = np.zeros((n, N_CARDS), dtype=np.int8)
+        self._given = np.zeros((n, 0, N_CARDS), dtype=np.int8)
+        self._n_given = np.zeros(n, dtype=np.int64)
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._points = np.zeros((n, 2), dtype=np.int64)
+        self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
+
+    # ---------------------------------------------------------------- starting matches
+
+    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None) -> None:
+        """Start a new match at every table.
+
+        ``seed`` seeds every table's random stream (None: fresh entropy). ``options``: None, or a
+        list of ``n`` dicts (or None), each like the env's reset options ``{"decks": [deck, ...],
+        "dealer": seat, "scores": [team0, team1]}``. Bad options raise a ValueError naming the
+        table and change nothing.
+        """
+        n = self.n
+        if options is not None and (isinstance(options, (str, bytes, dict)) or len(options) != n):
+            raise ValueError(f"options must be None or a list of {n} dicts (one per table), got {type(options).__name__}")
+        decks: list[list[list[int]]] = []
+        dealers = np.full(n, -1, dtype=np.int64)
+        scores = np.zeros((n, 2), dtype=np.int64)
+        for t, table_options in enumerate(options or [None] * n):
+            table_decks, dealers[t], scores[t] = self._check_options(t, table_options)
+            decks.append(table_decks)
+        most = max(map(len, decks), default=0)
+        given = np.zeros((n, most, N_CARDS), dtype=np.int8)
+        for t, table_decks in enumerate(decks):
+            if table_decks:
+                given[t, : len(table_decks)] = table_decks
+        self._given, self._n_given = given, np.array([len(d) for d in decks], dtype=np.int64)
+        self._rng = np.random.SeedSequence(seed).generate_state(n, np.uint64)
+        self._start(np.ones(n, dtype=bool), dealers, scores)
+
+    def restart(self, tables: np.ndarray) -> np.ndarray:
+        """Start a new match (score 0-0, dealer by the ``first_dealer`` rule, decks from the
+        table's stream) at every table where the bool array ``tables`` is True; the others go on.
+        Returns the points each team gained at each restarted table from its first kick."""
+        tables = np.asarray(tables)
+        if tables.shape != (self.n,) or tables.dtype != bool:
+            raise ValueError(f"tables must be a bool array of shape ({self.n},), got {tables.dtype} {tables.shape}")
+        self._n_given[tables] = 0
+        return self._start(tables, np.full(self.n, -1, dtype=np.int64), np.zeros((self.n, 2), dtype=np.int64))
+
+    def _start(self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        self._points[:] = 0
+        k.start_matches(
+            self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, dealers, scores,
+            self._rng, tables, self._params, self._kick_points, self._points,
+        )
+        return self._points.copy()
+
+    def _check_options(self, table: int, options: dict | None) -> tuple[list[list[int]], int, tuple[int, int]]:
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ValueError(f"options[{table}] must be a dict with keys {RESET_OPTIONS} or None, got {options!r}")
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"options[{table}] has unknown key(s) {unknown}; allowed: {list(RESET_OPTIONS)}")
+        dealer = options.get("dealer")
+        try:
+            decks, scores = check_start(self.rules, options.get("decks"), dealer, options.get("scores"))
+        except ValueError as err:
+            raise ValueError(f"options[{table}]: {err}") from None
+        return decks, -1 if dealer is None else int(dealer), scores
+
+    def repeat(self, copies: int) -> VectorGame:
+        """A new VectorGame with ``copies`` copies of every table, table ``t * copies + j`` being
+        copy j of table t (state and random stream alike): branch each position into several
+        continuations, as search does."""
+        if isinstance(copies, bool) or not isinstance(copies, int | np.integer) or copies < 1:
+            raise ValueError(f"copies must be a positive integer, got {copies!r}")
+        out = VectorGame.__new__(VectorGame)
+        out.__dict__.update(self.__dict__)
+        out.n = self.n * int(copies)
+        for name in ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng", "_points", "_mask"):
+            setattr(out, name, np.repeat(getattr(self, name), copies, axis=0))
+        return out
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def current(self) -> np.ndarray:
+        """int64 (n,): the seat to act at each table, -1 where its match (or deal episode) is over."""
+        return self._st[:, k.CURRENT].copy()
+
+    @property
+    def is_over(self) -> np.ndarray:
+        """bool (n,): whether each table's match (or deal episode) is over."""
+        return self._st[:, k.PHASE] >= k.DEAL_OVER
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int64 (n, 2): each table's score, team 0 then team 1."""
+        return self._st[:, k.SCORE0 : k.SCORE1 + 1].copy()
+
+    @property
+    def winner(self) -> np.ndarray:
+        """int64 (n,): the team that won each table's match, -1 while it goes on."""
+        return self._st[:, k.WINNER].copy()
+
+    @property
+    def dealer(self) -> np.ndarray:
+        return self._st[:, k.DEALER].copy()
+
+    @property
+    def deal_number(self) -> np.ndarray:
+        """int64 (n,): the number of deals begun at each table (a redeal counts)."""
+        return self._st[:, k.DEAL_NUMBER].copy()
+
+    @property
+    def phase(self) -> np.ndarray:
+        """int64 (n,): each table's phase, as ``allfours_env.engine`` numbers them (PHASE_NAMES)."""
+        return self._st[:, k.PHASE].copy()
+
+    def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(st, bs, params)``: the state arrays and rule parameters, for compiled policies that
+        read a table's state (columns in :mod:`allfours_env.vector_kernels`). Read only."""
+        return self._st, self._bs, self._params
+
+    def legal_mask(self) -> np.ndarray:
+        """bool (n, 56): the legal actions of each table's seat to act (all False where it is over)."""
+        k.legal_masks(self._st, self._bs, self._params, self._mask)
+        return self._mask.copy()
+
+    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """float32 (n, OBS_SIZE): each table's observation for the seat to act (seat 0 where the
+        table is over), or for ``seats[t]`` (int array of seats 0..3) if given."""
+        if seats is None:
+            seats = np.maximum(self._st[:, k.CURRENT], 0)
+        else:
+            seats = np.asarray(seats)
+            if seats.shape != (self.n,) or seats.dtype.kind not in "iu" or ((seats < 0) | (seats >= N_SEATS)).any():
+                raise ValueError(f"seats must be an int array of shape ({self.n},) with seats 0..3")
+            seats = seats.astype(np.int64, copy=False)
+        out = np.empty((self.n, OBS_SIZE), dtype=np.float32)
+        k.observe_all(self._st, self._bs, self._trick_no, seats, self._params, self._rules_block, out)
+        return out
+
+    def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per table (0 where the table is over), drawn from ``rng``."""
+        out = np.empty(self.n, dtype=np.int64)
+        k.sample_legal_all(self._st, self._bs, self._params, rng.random(self.n), out)
+        return out
+
+    # ---------------------------------------------------------------- stepping
+
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        """Apply one action per table (entries of ended tables are ignored) and return the points
+        (int64 (n, 2)) each team gained in this step. Any illegal action raises a ValueError naming
+        the first such table, and no table changes."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.n,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an int array of shape ({self.n},), one action id 0..55 per table; "
+                f"got {actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64, copy=False)
+        bad = k.first_illegal(self._st, self._bs, actions, self._params)
+        if bad >= 0:
+            raise ValueError(self._illegal_message(bad, int(actions[bad])))
+        k.step_all(
+            self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, actions,
+            self._params, self._kick_points, self._points,
+        )
+        return self._points.copy()
+
+    def _illegal_message(self, table: int, action: int) -> str:
+        bits = int(k.legal_bits(self._st, self._bs, table, self._params))
+        legal = ", ".join(action_text(a) for a in range(N_ACTIONS) if bits >> a & 1)
+        what = action_text(action) if 0 <= action < N_ACTIONS else f"{action} (actions are ints 0..55)"
+        seat, phase = self._st[table, k.CURRENT], PHASE_NAMES[self._st[table, k.PHASE]]
+        return f"table {table}: player_{seat} cannot take action {what} now ({phase}); legal: {legal}; no table changed"
+
+
+__all__ = ["EPISODE_MODES", "VectorGame", "rule_params"]

@@ -1,0 +1,140 @@
+"""The search bot (agents/search.py): consistent worlds, legal play in every variant, determinism."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+
+import agents
+import eval as ev
+from agents.hand_reading import voids
+from agents.search import Position, SearchBot, sample_hidden, world_deck
+from allfours_env import decode
+from allfours_env.cards import N_CARDS, SUIT_MASK
+from allfours_env.engine import Game
+from allfours_env.observation import encode_with_mask
+from allfours_env.rules import Rules
+from allfours_env.vector import VectorGame
+from tests.hidden_hands import hidden_swaps, mid_play_game
+from tests.test_vector import random_rules
+
+
+def positions(n_matches: int, seed: int):
+    """(game, seat to act, observation) at every decision of random matches under random rules."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_matches):
+        rules = Rules(**random_rules(rng))
+        game = Game(rules, np.random.default_rng(int(rng.integers(2**32))))
+        while not game.is_over:
+            observation, mask = encode_with_mask(game, game.current)
+            yield game, game.current, {"observation": observation, "action_mask": mask}
+            game.step(int(rng.choice(np.flatnonzero(mask))))
+
+
+def test_sampled_worlds_agree_with_the_observation():
+    """Every world: my hand, the others' card counts, no card of a suit a seat has shown it lacks,
+    nothing seen; and the world's deck, replayed by the engine, gives back the very observation."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for game, seat, observation in positions(40, seed=1):
+        view = decode(observation)
+        position = Position.from_view(view)
+        shown = voids(view, view.trump)
+        for held in sample_hidden(position, rng, 3):
+            held = tuple(map(int, held))
+            assert held[0] == view.hand_bits
+            seen = view.hand_bits | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
+            for s in range(4):
+                seen |= view.played_bits[s]
+            for s in (1, 2, 3):
+                assert held[s].bit_count() == position.left[s]
+                assert not held[s] & seen
+                for suit in range(4):
+                    if shown[s] >> suit & 1:
+                        assert not held[s] & SUIT_MASK[suit]
+            assert not (held[1] & held[2] or held[1] & held[3] or held[2] & held[3])
+            deck = world_deck(position, held, rng)
+            assert sorted(deck) == list(range(N_CARDS))
+            world = VectorGame(1, episode="deal", **dataclasses.asdict(position.rules))
+            world.reset(options=[{"decks": [deck], "dealer": position.dealer, "scores": list(position.start_scores)}])
+            for action in position.history:
+                world.step(np.array([action]))
+            assert world.current[0] == 0
+            assert (world.observe(np.array([0]))[0] == observation["observation"]).all()
+            checked += 1
+    assert checked > 3000
+
+
+def test_worlds_respect_voids_shown_in_play():
+    """A seat that did not follow a plain-suit lead gets no card of that suit in any world."""
+    rng = np.random.default_rng(4)
+    found = 0
+    for game, seat, observation in positions(60, seed=7):
+        view = decode(observation)
+        position = Position.from_view(view)
+        if not any(position.voids[1:]):
+            continue
+        found += 1
+        for held in sample_hidden(position, rng, 20):
+            for s in (1, 2, 3):
+                for suit in range(4):
+                    if position.voids[s] >> suit & 1:
+                        assert not int(held[s]) & SUIT_MASK[suit]
+    assert found > 100
+
+
+def test_choice_ignores_what_the_observation_cannot_tell():
+    game = mid_play_game()
+    seat = game.current
+    observation, mask = encode_with_mask(game, seat)
+    choice = SearchBot(worlds=8, seed=5).act({"observation": observation, "action_mask": mask})
+    for swapped in hidden_swaps(game, seat):
+        obs2, mask2 = encode_with_mask(swapped, seat)
+        assert (obs2 == observation).all()
+        assert SearchBot(worlds=8, seed=5).act({"observation": obs2, "action_mask": mask2}) == choice
+
+
+def test_same_seed_same_choices():
+    observations = [obs for _, _, obs in positions(2, seed=3) if obs["action_mask"].sum() > 1][:40]
+    a, b = SearchBot(worlds=6, seed=1), SearchBot(worlds=6, seed=1)
+    assert [a.act(o) for o in observations] == [b.act(o) for o in observations]
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"undertrump": "forbidden_unless_all_trumps", "target_score": 7},
+        {"undertrump": "forbidden_when_can_follow", "exhausted_pack": "redeal", "target_score": 7},
+        {"stand_requires_trump": True, "give_one_requires_trump": True, "target_score": 7},
+        {"deal_batch": 3, "kick_points": "tobago", "give_one_to_reach_target": "allowed", "target_score": 7},
+        {"game_tie": "dealer", "hang_jack_points": 6, "game_points": 2, "single_trump_counts_high_and_low": False},
+    ],
+)
+def test_plays_legal_moves_in_every_variant(rules):
+    result = ev.evaluate("search:worlds=4", "random", boards=2, rules=rules, workers=1)
+    assert result.boards == 2
+
+
+def test_options_in_the_spec():
+    bot = agents.make("search:worlds=8,ms=5.5,explore=0")
+    assert (bot.worlds, bot.ms, bot.explore) == (8, 5.5, 0.0)
+    with pytest.raises(ValueError, match="does not take the options"):
+        agents.make("search:depth=3")
+    with pytest.raises(ValueError, match="worlds must be a positive integer"):
+        agents.make("search:worlds=0")
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        agents.make("search:worlds")
+    with pytest.raises(ValueError, match="does not take the options"):
+        agents.make("random:worlds=3")
+
+
+def test_time_budget_stops_early():
+    observation = next(obs for _, _, obs in positions(1, seed=9) if obs["action_mask"].sum() > 2)
+    bot = SearchBot(worlds=100_000, ms=30, seed=0)
+    bot.act(observation)  # compile outside the timing
+    start = time.perf_counter()
+    bot.act(observation)
+    assert time.perf_counter() - start < 2.0
