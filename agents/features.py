@@ -28,11 +28,13 @@ from allfours_env.engine import N_ACTIONS
 from allfours_env.observation import LAYOUT
 
 from .hand_reading import (
-    NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, beaters, highest, lowest, suit_bits, trump_jack, unseen_bits,
-    voids_shown, winning_play,
+    NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, TRICK_SLOTS, beaters, highest, lowest, suit_bits, trump_jack,
+    unseen_bits, voids_shown, winning_play,
 )
 
-PER_CARD = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack")
+PER_CARD = (
+    "legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack",
+)
 _OTHER_SEATS = {NEXT: "next", PARTNER: "partner", PREVIOUS: "previous"}
 GLOBAL = (
     "partner_winning", "opponent_winning", "position_0", "position_1", "position_2", "position_3",
@@ -88,7 +90,7 @@ _HOLDS_HIGH = FEATURE_INDEX["holds_high"]
 _HOLDS_LOW = FEATURE_INDEX["holds_low"]
 _TRICKS_LEFT = FEATURE_INDEX["tricks_left"]
 _VOID = np.array(  # [relative seat, suit]; -1 for myself
-    [[FEATURE_INDEX[f"void_{_OTHER_SEATS[s]}_{x}"] if s in _OTHER_SEATS else -1 for x in SUIT_LETTERS] for s in range(N_SEATS)]
+    [[FEATURE_INDEX.get(f"void_{_OTHER_SEATS.get(s)}_{x}", -1) for x in SUIT_LETTERS] for s in range(N_SEATS)]
 )
 
 # Where the kernel reads the observation.
@@ -198,13 +200,17 @@ def _trump_features(f: np.ndarray, hand: int, unseen: int, table: int, trump: in
 
 
 @numba.njit(cache=True)
-def _void_features(f: np.ndarray, row: np.ndarray, played: np.ndarray, trick_of: np.ndarray, trump: int) -> None:
-    """The suits the other seats have shown they lack, from this deal's tricks."""
+def _void_features(
+    f: np.ndarray, row: np.ndarray, played: np.ndarray, trump: int, trick_of: np.ndarray, shown: np.ndarray,
+    lead_of_trick: np.ndarray,
+) -> None:
+    """The suits the other seats have shown they lack, from this deal's tricks (the last three
+    arrays are the kernel's, reused from table to table)."""
     for s in range(N_SEATS):
         for card in range(N_CARDS):
             if played[s] >> card & 1:
                 trick_of[card] = _trick_number(row, card)
-    shown = voids_shown(played, _cards(row, _LED), trick_of, trump)
+    voids_shown(played, _cards(row, _LED), trick_of, trump, shown, lead_of_trick)
     for s in range(N_SEATS):
         for suit in range(N_SUITS):
             if s != SELF and shown[s] >> suit & 1:
@@ -219,6 +225,8 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
     seats = np.empty(N_SEATS, np.int64)  # the current trick in play order: who...
     cards = np.empty(N_SEATS, np.int64)  # ...played what
     trick_of = np.zeros(N_CARDS, np.int64)  # the number of the trick each played card fell in
+    shown = np.empty(N_SEATS, np.int64)  # suits each seat has shown it lacks
+    lead_of_trick = np.empty(TRICK_SLOTS, np.int64)
     for i in range(observations.shape[0]):
         row, f = observations[i], out[i, start : start + N_FEATURES]
         f[:] = 0.0
@@ -249,7 +257,7 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
         if trump >= 0:
             _trump_features(f, hand, unseen, table, trump)
         f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
-        _void_features(f, row, played, trick_of, trump)
+        _void_features(f, row, played, trump, trick_of, shown, lead_of_trick)
 
 
 def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:

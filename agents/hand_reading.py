@@ -11,7 +11,7 @@ call them as Python, and :mod:`agents.features` compiles the very same ones with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,7 @@ from . import numba_ints  # noqa: F401  (int.bit_length / int.bit_count in the c
 SELF, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
 
 TRICK_NUMBER_BITS = LAYOUT["trick_number"].size // N_CARDS  # per card in the observation
+TRICK_SLOTS = 1 << TRICK_NUMBER_BITS  # trick numbers 0..15
 _HEX_DIGIT_VALUE = bytes.maketrans(b"0123456789abcdef", bytes(range(16)))
 assert TRICK_NUMBER_BITS == 4, "voids() reads the trick numbers as hex digits"
 
@@ -149,18 +150,24 @@ def shows_void(led: int, card: int, trump: int) -> bool:
 
 
 @register_jitable
-def voids_shown(played: Sequence[int], led: int, trick_of: Sequence[int], trump: int) -> list[int]:
-    """Per relative seat, the suits (bit s = suit s) it has shown it lacks in this deal's tricks:
-    ``played[seat]`` the cards each seat played, ``led`` those that led their trick, ``trick_of[card]``
-    the number of the trick a played card fell in, ``trump`` -1 while none."""
-    lead_of_trick = [-1] * (1 << TRICK_NUMBER_BITS)
+def voids_shown(
+    played: Sequence[int], led: int, trick_of: Sequence[int], trump: int, out: MutableSequence[int],
+    lead_of_trick: MutableSequence[int],
+) -> None:
+    """Write into ``out[seat]`` the suits (bit s = suit s) each relative seat has shown it lacks
+    in this deal's tricks: ``played[seat]`` the cards each seat played, ``led`` those that led
+    their trick, ``trick_of[card]`` the number of the trick a played card fell in, ``trump`` -1
+    while none. ``lead_of_trick`` is scratch space, one slot per trick number: the caller gives
+    both, so the compiled features reuse two arrays instead of allocating per table."""
+    for number in range(len(lead_of_trick)):
+        lead_of_trick[number] = -1
     bits = led
     while bits:
         card = lowest(bits)
         lead_of_trick[trick_of[card]] = card
         bits &= bits - 1
-    out = [0, 0, 0, 0]
     for seat in range(N_SEATS):
+        out[seat] = 0
         bits = played[seat] & ~led
         while bits:
             card = lowest(bits)
@@ -168,7 +175,6 @@ def voids_shown(played: Sequence[int], led: int, trick_of: Sequence[int], trump:
             if lead >= 0 and shows_void(lead, card, trump):
                 out[seat] |= 1 << (lead // N_RANKS)
             bits &= bits - 1
-    return out
 
 
 @dataclass(frozen=True)
@@ -222,7 +228,9 @@ def voids(view: View, trump: int | None) -> tuple[int, int, int, int]:
     from this deal's tricks in the observation (see :func:`voids_shown`)."""
     # One hex digit per card (trick numbers are 4 bits), card 0 first, as a bytes of ints 0..15.
     trick_of = f"{view.trick_numbers:0{N_CARDS}x}"[::-1].encode().translate(_HEX_DIGIT_VALUE)
-    return tuple(voids_shown(view.played_bits, view.led_bits, trick_of, -1 if trump is None else trump))
+    out = [0] * N_SEATS
+    voids_shown(view.played_bits, view.led_bits, trick_of, -1 if trump is None else trump, out, [-1] * TRICK_SLOTS)
+    return tuple(out)
 
 
 class PhaseBot:
