@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba.extending import register_jitable
 
+import allfours_env.numba_ints  # noqa: F401  (compiled code may call beats, team_of, int.bit_length...)
 from allfours_env import View, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE,
@@ -29,13 +30,9 @@ from allfours_env.cards import (
     RANK_TEN,
     SUIT_MASK,
     beats,
-    next_seat,
     team_of,
 )
-
 from allfours_env.observation import LAYOUT
-
-from . import numba_ints  # noqa: F401  (int.bit_length / int.bit_count in the compiled functions)
 
 SELF, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
 
@@ -45,10 +42,6 @@ _HEX_DIGIT_VALUE = bytes.maketrans(b"0123456789abcdef", bytes(range(16)))
 assert TRICK_NUMBER_BITS == 4, "voids() reads the trick numbers as hex digits"
 
 TENS = sum(1 << (s * N_RANKS + RANK_TEN) for s in range(N_SUITS))
-
-# The engine's rules on cards and seats, compiled into the features too.
-register_jitable(beats)
-register_jitable(next_seat)
 
 
 def mask_bits(mask: np.ndarray) -> int:

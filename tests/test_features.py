@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+import numba
 import numpy as np
 import pytest
 
@@ -18,7 +19,10 @@ from agents.features import (
 )
 from agents.hand_reading import trick_winner, unseen, voids
 from allfours_env import OBS_SIZE, Rules, decode
-from allfours_env.cards import CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of
+import allfours_env.numba_ints  # noqa: F401  (beats, team_of, next_seat, int.bit_length in compiled code)
+from allfours_env.cards import (
+    CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, beats, cards_of, next_seat, team_of,
+)
 from allfours_env.engine import N_ACTIONS, PLAY, Game
 from allfours_env.observation import encode_with_mask
 
@@ -218,6 +222,32 @@ def test_the_bots_card_reasoning_is_the_features_one(sample):
             if expected[1] is None or _ref_beats(card, expected[1], t):
                 expected = (seat, card)
         assert trick_winner(order, t) == expected
+
+
+def test_compiled_card_rules_are_the_python_ones():
+    @numba.njit
+    def compiled(cards: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        wins = np.zeros((len(cards), len(cards), N_SUITS + 1), np.bool_)
+        for i in range(len(cards)):
+            for j in range(len(cards)):
+                for trump in range(-1, N_SUITS):
+                    wins[i, j, trump + 1] = beats(cards[i], cards[j], trump)
+        seats = np.zeros((4, 2), np.int64)
+        for s in range(4):
+            seats[s] = team_of(s), next_seat(s)
+        counts = np.zeros((len(bits), 4), np.int64)
+        for i in range(len(bits)):
+            b, u = bits[i], np.uint64(bits[i])
+            counts[i] = b.bit_length(), b.bit_count(), u.bit_length(), u.bit_count()
+        return wins, seats, counts
+
+    cards = np.arange(N_CARDS)
+    bits = np.array([0, 1, 5, 1 << 51, FULL_DECK, 0b1011 << 30], dtype=np.int64)
+    wins, seats, counts = compiled(cards, bits)
+    expected = [[[beats(a, b, t) for t in range(-1, N_SUITS)] for b in range(N_CARDS)] for a in range(N_CARDS)]
+    assert wins.tolist() == expected
+    assert seats.tolist() == [[team_of(s), next_seat(s)] for s in range(4)]
+    assert counts.tolist() == [[int(b).bit_length(), int(b).bit_count()] * 2 for b in bits]
 
 
 def test_bool_masks_and_non_contiguous_batches(sample):
