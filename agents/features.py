@@ -106,6 +106,9 @@ _LEADER = LAYOUT["leader"].offset
 _ONE_HOT = LAYOUT["leader"].size  # the size of the one-hot pieces read here (trump, leader)
 
 
+# numba's on-disk cache (cache=True) is keyed on this file alone: after changing a compiled
+# function of hand_reading.py or allfours_env (cards.py, numba_ints.py), delete
+# agents/__pycache__/*.nbi so that these kernels compile again.
 # Explicit signatures: one compiled version, not one per constant offset the kernel passes.
 _ROW_AND_INT = "(float32[::1], int64)"
 
