@@ -28,6 +28,26 @@ class Bot(Protocol):
         """The action id (0..55) to take; it must be legal under ``observation["action_mask"]``."""
 
 
+class SeededBot:
+    """Base of the bots that draw from their own generator: seeded when built, re-seeded by
+    ``reset(seed)`` (a None seed keeps the generator going)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+
+
+def legal_actions(observation: Observation) -> np.ndarray:
+    """The legal action ids of an observation's mask; a ValueError if there is none."""
+    legal = np.flatnonzero(observation["action_mask"])
+    if len(legal) == 0:
+        raise ValueError("no legal action in the mask: this agent is not the one to act")
+    return legal
+
+
 _REGISTRY: dict[str, Callable[[], Bot]] = {}
 
 
@@ -46,7 +66,8 @@ def make(spec: str) -> Bot:
     or a path to a trained policy (``.zip`` or ``.npz``).
 
     Unknown names or options raise ValueError listing the known ones; a missing policy file raises
-    FileNotFoundError and a damaged one ``agents.policy.CheckpointError`` (a ValueError).
+    FileNotFoundError and a damaged, hostile or foreign one ``agents.policy.CheckpointError``
+    (a ValueError). Loading a policy file runs no code from it (see :mod:`agents.policy`).
     """
     names = known_bots()
     name, sep, option_text = spec.partition(":")

@@ -5,32 +5,40 @@ happened since your last decision (the bots' decisions and cards, kicks, tricks 
 and the score at the end of each deal), and the legal actions are listed as a numbered menu.
 Answer with a card (``JH``, ``10H``, any case), a decision (``stand``, ``beg``, ``give``, ``run``)
 or a menu number; anything illegal or unreadable is refused with a message and asked again.
-``q``/``quit``, end of input or Ctrl-C leave at any time with exit code 0.
+``help`` explains the answers, ``rules`` lists the rule variant in play; ``q``/``quit``, end of
+input or Ctrl-C leave at any time with exit code 0.
 
-The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only.
-:func:`play` takes the input and output callables, so tests drive a match with scripted lines.
+``--watch`` lets four bots play with the same narration; ``--save match.gif`` (Pillow) or
+``match.mp4`` (needs imageio with its ffmpeg plugin) also records a picture of the table, from
+``--seat``'s side, at every decision.
+
+The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only; the match
+runs the shared loop, :class:`agents.match.Match`. :func:`play` and :func:`watch` take the input
+and output callables, so tests drive a match with scripted lines.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import allfours_env
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, card_text, decode, parse_card
 from allfours_env.cards import N_SEATS
-from allfours_env.engine import AWARD_KINDS, DEAL, DEAL_END
-from allfours_env.env import SEAT_OF
-from allfours_env.render import describe_event
-from allfours_env.rules import parse_rule_options
+from allfours_env.engine import AWARD_KINDS, DEAL, DEAL_END, Event, Game
+from allfours_env.observation import encode
+from allfours_env.render import describe_event, render_text
+from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
 
 from .base import Bot, known_bots, make
 from .builtin import PRETRAINED
+from .match import Decision, Match
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
@@ -38,13 +46,28 @@ OutputFn = Callable[[str], None]
 DEFAULT_BOT = "rule_based"
 SEED_RANGE = 1_000_000  # a seed is drawn from 0..SEED_RANGE-1 when none is given
 QUIT_WORDS = ("q", "quit", "exit")
+HELP_WORDS = ("help", "?", "h")
+RULES_WORDS = ("rules", "rule")
 DECISION_WORDS = {"stand": STAND, "beg": BEG, "give": GIVE_ONE, "give_one": GIVE_ONE, "run": RUN}
 DECISION_LABELS = {STAND: "stand", BEG: "beg", GIVE_ONE: "give", RUN: "run"}
 MENU_PREFIX = "Choices:"
 PROMPT = "Your choice (card, decision or number; q quits): "
-HINT = "type a card of your hand (e.g. JH or 10H), a decision (stand, beg, give, run) or a number from the list"
+HINT = (
+    "type a card of your hand (e.g. JH or 10H), a decision (stand, beg, give, run) or a number from the list"
+    " (help explains more)"
+)
 NARRATION_INDENT = "  "
 GOODBYE = "Goodbye."
+HELP_TEXT = (
+    "Answer with a card of your hand (JH, 10H, any case), a decision (stand, beg, give, run) or the\n"
+    "number of a choice in the list. Other commands: rules (the rules of this match), help, q (quit)."
+)
+RULES_DOC = "docs/rules.md"
+ECHO_LIMIT = 40  # characters of an unreadable answer repeated in the refusal
+MAX_CHOICE_DIGITS = 3  # a menu has at most 56 entries; longer numbers are refused without reading them
+FRAME_SECONDS = 0.8  # how long each recorded frame shows
+GIF_COLORS = 256
+SAVE_FORMATS = (".gif", ".mp4")
 
 
 def seats_around(seat: int) -> tuple[int, int, int]:
@@ -57,13 +80,29 @@ def action_label(action: int) -> str:
     return DECISION_LABELS.get(action) or card_text(action)
 
 
+def shorten(text: str) -> str:
+    """``text`` as quoted in a message, cut to ``ECHO_LIMIT`` characters."""
+    text = text.strip()
+    if len(text) <= ECHO_LIMIT:
+        return repr(text)
+    return f"{text[:ECHO_LIMIT]!r}... ({len(text):,} characters)"
+
+
+def is_unreadable(text: str) -> bool:
+    """True when ``text`` came from bytes that are not UTF-8 (decoded with surrogates or U+FFFD)."""
+    return any("\ud800" <= ch <= "\udfff" or ch == "\ufffd" for ch in text)
+
+
 def read_choice(text: str, legal: Sequence[int], hand: Sequence[int]) -> int:
     """The legal action that ``text`` names, or a ValueError saying why there is none."""
+    if is_unreadable(text):
+        raise ValueError(f"cannot read the input: it is not UTF-8 text; {HINT}")
     word = "_".join(text.lower().split())
-    if word.isdigit():
-        number = int(word)
-        if not 1 <= number <= len(legal):
-            raise ValueError(f"there is no choice {number}: pick 1 to {len(legal)}")
+    if word.isascii() and word.isdigit():  # ASCII only: "³" is a digit to Python, not a number
+        number = int(word) if len(word) <= MAX_CHOICE_DIGITS else None
+        if number is None or not 1 <= number <= len(legal):
+            shown = word if number is not None else shorten(word)
+            raise ValueError(f"there is no choice {shown}: pick 1 to {len(legal)}")
         return legal[number - 1]
     if word in DECISION_WORDS:
         action = DECISION_WORDS[word]
@@ -72,7 +111,7 @@ def read_choice(text: str, legal: Sequence[int], hand: Sequence[int]) -> int:
         try:
             action = parse_card(word)
         except ValueError:
-            raise ValueError(f"cannot read {text.strip()!r}: {HINT}") from None
+            raise ValueError(f"cannot read {shorten(text)}: {HINT}") from None
         card = card_text(action)
         reason = f"you cannot play {card} now" if action in hand else f"{card} is not in your hand"
     if action not in legal:
@@ -80,38 +119,68 @@ def read_choice(text: str, legal: Sequence[int], hand: Sequence[int]) -> int:
     return action
 
 
-class Narrator:
-    """Prints the match log from where it last stopped, with the score after each deal."""
+def rules_lines(rules: Rules) -> list[str]:
+    """The rule variant in play, one key a line, with the defaults it changes."""
+    lines = [f"Rules of this match (full rules: {RULES_DOC}):"]
+    for key in RULE_KEYS:
+        value, default = getattr(rules, key), getattr(DEFAULT_RULES, key)
+        lines.append(f"  {key} = {value}" + ("" if value == default else f"   (default {default})"))
+    return lines
 
-    def __init__(self, game: allfours_env.Game, output_fn: OutputFn):
-        self.game = game
+
+class Narrator:
+    """Prints each event of the match log (an ``on_event`` hook), with the score after each deal."""
+
+    def __init__(self, output_fn: OutputFn):
         self.output_fn = output_fn
-        self.shown = 0
         self.scores = [0, 0]  # replayed from the award events, so each deal's score is its own
 
-    def catch_up(self) -> None:
-        events = self.game.events
-        for event in events[self.shown :]:
-            if event.kind == DEAL:
-                self.output_fn("")
-            if event.kind in AWARD_KINDS:
-                self.scores[event.team] += event.points
-            line = describe_event(event)
-            if event.kind == DEAL_END:
-                line += f", score: team 0 {self.scores[0]}, team 1 {self.scores[1]}"
-            self.output_fn(NARRATION_INDENT + line)
-        self.shown = len(events)
+    def __call__(self, event: Event) -> None:
+        if event.kind == DEAL:
+            self.output_fn("")
+        if event.kind in AWARD_KINDS:
+            self.scores[event.team] += event.points
+        line = describe_event(event)
+        if event.kind == DEAL_END:
+            line += f", score: team 0 {self.scores[0]}, team 1 {self.scores[1]}"
+        self.output_fn(NARRATION_INDENT + line)
 
 
-def ask(input_fn: InputFn, output_fn: OutputFn, observation: dict[str, np.ndarray]) -> int | None:
+def new_game(seed: int, rules: Mapping[str, Any]) -> Game:
+    """The match of ``seed``: the same deals as ``allfours_env.env(**rules).reset(seed=seed)``."""
+    return Game(Rules.from_kwargs(**rules), np.random.default_rng(seed))
+
+
+def table_text(game: Game, seat: int) -> str:
+    """The table as ``seat`` sees it (the text env's ``render()`` when ``seat`` is to act)."""
+    return render_text(decode(encode(game, seat)), seat, f"player_{seat} to act")
+
+
+def result_line(game: Game) -> str:
+    """The closing line of a finished match."""
+    return f"Match over: team {game.winner} wins, team 0 {game.scores[0]} - team 1 {game.scores[1]}."
+
+
+def ask(input_fn: InputFn, output_fn: OutputFn, observation: dict[str, np.ndarray], rules: Rules) -> int | None:
     """The person's legal action, asking until one is given; None if they quit."""
     legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
     hand = decode(observation["observation"]).hand
     output_fn(MENU_PREFIX + "  " + "  ".join(f"{k}) {action_label(a)}" for k, a in enumerate(legal, 1)))
     while True:
-        text = input_fn(PROMPT)
-        if text.strip().lower() in QUIT_WORDS:
+        try:
+            text = input_fn(PROMPT)
+        except UnicodeDecodeError:
+            output_fn(f"Not accepted: cannot read the input: it is not UTF-8 text; {HINT}")
+            continue
+        command = text.strip().lower()
+        if command in QUIT_WORDS:
             return None
+        if command in HELP_WORDS:
+            output_fn(HELP_TEXT)
+            continue
+        if command in RULES_WORDS:
+            output_fn("\n".join(rules_lines(rules)))
+            continue
         try:
             return read_choice(text, legal, hand)
         except ValueError as error:
@@ -122,43 +191,124 @@ def play(
     input_fn: InputFn, output_fn: OutputFn, seat: int, bots: Mapping[int, Bot], seed: int, rules: Mapping[str, Any]
 ) -> int:
     """Play one match with the person at ``seat`` and ``bots[s]`` at each other seat; the exit code."""
-    env = allfours_env.env(render_mode="ansi", **rules)
-    env.reset(seed=seed)
+    game = new_game(seed, rules)
     for bot_seat, bot in bots.items():
         bot.reset(seed + bot_seat)  # distinct streams, so two random bots do not mirror each other
-    game = env.unwrapped.game
     partner, right, left = seats_around(seat)
     output_fn(f"All Fours to {game.rules.target_score}, seed {seed}. You are player_{seat} (team {seat % 2}).")
     output_fn(
         f"Partner player_{partner}: {bots[partner].name}.  "
         f"Opponents player_{right}: {bots[right].name}, player_{left}: {bots[left].name}."
     )
-    narrator = Narrator(game, output_fn)
+    match = Match(game, [bots.get(s) for s in range(N_SEATS)], on_event=Narrator(output_fn))  # None: the person
     try:
-        for agent in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                break
-            agent_seat = SEAT_OF[agent]
-            if agent_seat != seat:
-                env.step(bots[agent_seat].act(observation))
-                continue
-            narrator.catch_up()
+        match.run()
+        while not match.over:
             output_fn("")
-            output_fn(env.render())
-            action = ask(input_fn, output_fn, observation)
+            output_fn(table_text(game, seat))
+            action = ask(input_fn, output_fn, match.observe(seat), game.rules)
             if action is None:
                 output_fn(GOODBYE)
                 return 0
-            env.step(action)
+            match.step(action)
+            match.run()
     except (EOFError, KeyboardInterrupt):
         output_fn("\n" + GOODBYE)
         return 0
-    narrator.catch_up()
-    winner, scores = game.winner, game.scores
-    verdict = "Your team wins!" if winner == seat % 2 else "Your team loses."
-    output_fn(f"\nMatch over: team {winner} wins, team 0 {scores[0]} - team 1 {scores[1]}. {verdict}")
+    verdict = "Your team wins!" if game.winner == seat % 2 else "Your team loses."
+    output_fn(f"\n{result_line(game)} {verdict}")
     return 0
+
+
+def watch(
+    output_fn: OutputFn,
+    bots: Sequence[Bot],
+    seed: int,
+    rules: Mapping[str, Any],
+    on_frame: Callable[[np.ndarray], None] | None = None,
+    viewer: int = 0,
+) -> int:
+    """Let ``bots[s]`` play seat ``s`` with the narration; the exit code.
+
+    ``on_frame``, if given, receives a picture (uint8[720, 960, 3]) of the table as ``viewer``
+    sees it before every decision and once at the end.
+    """
+    game = new_game(seed, rules)
+    for seat, bot in enumerate(bots):
+        bot.reset(seed + seat)
+    output_fn(f"All Fours to {game.rules.target_score}, seed {seed}. Watching four bots:")
+    output_fn("  ".join(f"player_{s}: {bot.name}" for s, bot in enumerate(bots)) + ".")
+
+    def record(decision: Decision) -> None:
+        on_frame(picture(decision.game, viewer, f"player_{decision.seat} to act"))
+
+    match = Match(game, bots, on_decision=record if on_frame else None, on_event=Narrator(output_fn))
+    try:
+        match.run()
+    except KeyboardInterrupt:
+        output_fn("\n" + GOODBYE)
+        return 0
+    if on_frame:
+        on_frame(picture(game, viewer, result_line(game)))
+    output_fn(f"\n{result_line(game)}")
+    return 0
+
+
+def picture(game: Game, viewer: int, status: str) -> np.ndarray:
+    """The table as ``viewer`` sees it, drawn by :mod:`allfours_env.picture` (needs Pillow)."""
+    from allfours_env.picture import render_picture
+
+    return render_picture(decode(encode(game, viewer)), viewer, status)
+
+
+class Recording:
+    """Frames of a watched match, kept small as they come, then written as a GIF (Pillow) or MP4 (imageio)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.gif = path.suffix.lower() == ".gif"
+        self.frames: list[Any] = []
+        self._palette = None  # the GIF palette, taken from the first frame: later ones map onto it quickly
+
+    def add(self, frame: np.ndarray) -> None:
+        if not self.gif:
+            self.frames.append(frame)
+            return
+        from PIL import Image
+
+        image = Image.fromarray(frame)
+        if self._palette is None:
+            self._palette = image.quantize(colors=GIF_COLORS, dither=Image.Dither.NONE)
+        self.frames.append(image.quantize(palette=self._palette, dither=Image.Dither.NONE))
+
+    def save(self) -> None:
+        """Write the file through a temporary one, so a failure leaves no half-written file."""
+        tmp = self.path.with_name(f".{self.path.stem}.tmp{self.path.suffix}")
+        try:
+            if self.gif:
+                first, *rest = self.frames
+                first.save(tmp, save_all=True, append_images=rest, duration=int(FRAME_SECONDS * 1000), loop=0)
+            else:
+                import imageio.v3 as iio
+
+                iio.imwrite(tmp, np.stack(self.frames), fps=1 / FRAME_SECONDS)
+            tmp.replace(self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def check_save_path(text: str) -> Path:
+    """The ``--save`` path, or a ValueError saying which formats work here."""
+    path = Path(text)
+    if path.suffix.lower() not in SAVE_FORMATS:
+        raise ValueError(f"--save takes a .gif or .mp4 file name, got {text!r}")
+    if path.suffix.lower() == ".mp4" and importlib.util.find_spec("imageio") is None:
+        raise ValueError(
+            "--save .mp4 needs imageio with its ffmpeg plugin (pip install imageio[ffmpeg]); .gif needs only Pillow"
+        )
+    if not path.parent.is_dir():
+        raise ValueError(f"--save: the folder {str(path.parent)!r} does not exist")
+    return path
 
 
 def make_bot(spec: str) -> Bot:
@@ -175,11 +325,14 @@ def make_bot(spec: str) -> Bot:
         ) from None
 
 
-def make_bots(seat: int, partner: str, opponents: Sequence[str]) -> dict[int, Bot]:
-    """A bot for each other seat: ``opponents`` is one spec for both, or the right then the left opponent."""
+def make_bots(seat: int, partner: str, opponents: Sequence[str], own: str | None = None) -> dict[int, Bot]:
+    """A bot for each other seat: ``opponents`` is one spec for both, or the right then the left opponent;
+    ``own``, if given, plays ``seat`` too (watching)."""
     partner_seat, right_seat, left_seat = seats_around(seat)
     specs = {partner_seat: partner, right_seat: opponents[0], left_seat: opponents[-1]}
-    return {s: make_bot(spec) for s, spec in specs.items()}
+    if own is not None:
+        specs[seat] = own
+    return {s: make_bot(spec) for s, spec in sorted(specs.items())}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,6 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule", action="append", default=[], metavar="KEY=VALUE",
         help="rule variant (README, Rule variants), repeatable, e.g. --rule target_score=7",
     )  # fmt: skip
+    parser.add_argument("--watch", action="store_true", help="watch four bots play (your seat too: --bot)")
+    parser.add_argument(
+        "--bot", default=DEFAULT_BOT, metavar="BOT", help=f"with --watch, the bot in your seat (default {DEFAULT_BOT})"
+    )
+    parser.add_argument(
+        "--save", metavar="FILE", help="with --watch, record the table at every decision, from --seat's side, "
+        "as FILE.gif (Pillow) or FILE.mp4 (needs imageio[ffmpeg])",
+    )  # fmt: skip
     return parser
 
 
@@ -209,15 +370,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--opponents takes one or two bots, got {len(args.opponents)}")
     if args.seed is not None and args.seed < 0:
         parser.error(f"--seed must be 0 or more, got {args.seed}")
+    if args.save and not args.watch:
+        parser.error("--save records a watched match: add --watch")
+    if not args.watch and (sys.stdin is None or sys.stdin.closed):
+        parser.error("standard input is closed: play reads your moves from it (or use --watch to watch bots)")
     try:
         rules = parse_rule_options(args.rule)
-        bots = make_bots(args.seat, args.partner, args.opponents)
+        bots = make_bots(args.seat, args.partner, args.opponents, args.bot if args.watch else None)
+        recording = Recording(check_save_path(args.save)) if args.save else None
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     # No --seed: a fresh seed from the operating system, printed so the match can be replayed.
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % SEED_RANGE)
     try:
-        return play(input, print, args.seat, bots, seed, rules)
+        if not args.watch:
+            return play(input, print, args.seat, bots, seed, rules)
+        on_frame = recording.add if recording else None
+        code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, viewer=args.seat)
+        if recording:
+            recording.save()
+            print(f"saved {len(recording.frames)} frames to {recording.path}")
+        return code
     except BrokenPipeError:  # the output was piped into a reader that stopped (e.g. | head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0

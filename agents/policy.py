@@ -2,135 +2,271 @@
 
 The network reads the observation followed by the derived features of :mod:`agents.features`.
 
-Weights come from an SB3 checkpoint (``.zip``, read with sb3-contrib and torch) or from the
-small ``.npz`` export that ships in the package (numpy only). Acting is a forward pass of the
-actor MLP and the best legal action (``deterministic=True``) or a sample from the masked
-softmax, using the bot's own seeded generator.
+Weights come from an SB3 checkpoint (``.zip``) or from the small ``.npz`` export that ships in the
+package. Loading either never runs code from the file: the ``.npz`` is read with pickling off,
+and from a ``.zip`` only ``policy.pth`` is read, with torch's weights-only loader, plus the JSON
+text of ``data`` for the activation name (nothing pickled in it is unpickled). Every array is
+checked (names, shapes, dtypes, finite values) before use. Acting is a forward pass of the actor
+MLP and the best legal action (``deterministic=True``) or a sample from the masked softmax, using
+the bot's own seeded generator.
+
+Observation layouts: an export records the layout of the observation it was trained on under
+``obs_layout``. Files without one are layout 0 (969 floats, before the rules block was appended);
+they read ``observation[:969]`` plus the features, a legacy path kept for the shipped pretrained
+policy until it is retrained. A ``.zip`` records no layout: it is recognised by its input size.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from allfours_env import N_ACTIONS
+from allfours_env import N_ACTIONS, OBS_SIZE
 
-from .base import Observation
-from .features import INPUT_SIZE, policy_input
+from .base import Observation, SeededBot
+from .features import N_FEATURES, features
+
+OBS_LAYOUT = 1  # the current layout: OBS_SIZE floats (layout 0's 969, then the rules block)
+LEGACY_LAYOUT = 0  # files without a recorded layout
+LEGACY_OBS_SIZE = 969
+OBS_SIZES = {LEGACY_LAYOUT: LEGACY_OBS_SIZE, OBS_LAYOUT: OBS_SIZE}
+LAYOUT_KEY = "obs_layout"
+ACTIVATION_KEY = "activation"
+MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
+SB3_WEIGHTS = "policy.pth"
+SB3_DATA = "data"
+SB3_ACTOR_PREFIX = "mlp_extractor.policy_net."
+SB3_DEFAULT_ACTIVATION = "tanh"  # SB3's MlpPolicy default when policy_kwargs names none
+# the class names SB3 writes as text for ``activation_fn`` in ``data``
+SB3_ACTIVATIONS = {
+    "<class 'torch.nn.modules.activation.ReLU'>": "relu",
+    "<class 'torch.nn.modules.activation.Tanh'>": "tanh",
+}
+NPZ_HINT = (
+    "if you trust the file, export its actor to .npz: "
+    "save_weights(weights_from_policy(MaskablePPO.load(path).policy), 'policy.npz')"
+)
+
 
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": _relu}
-Weights = dict[str, np.ndarray]  # "w0", "b0", ..., "w_out", "b_out", "activation"
+Weights = dict[str, np.ndarray]  # "w0", "b0", ..., "w_out", "b_out", "activation", "obs_layout"
 
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be read as a policy."""
 
 
+def input_size(layout: int) -> int:
+    """Inputs of a policy for observation layout ``layout``: the observation, then the features."""
+    return OBS_SIZES[layout] + N_FEATURES
+
+
 def weights_from_policy(policy: Any) -> Weights:
     """The actor MLP of an SB3 ``MaskableActorCriticPolicy`` as numpy arrays (float32)."""
-    import torch.nn as nn
-
-    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
-    activations = {type(m).__name__.lower() for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)}
+    state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
+    activations = {type(m).__name__.lower() for m in policy.mlp_extractor.policy_net if not hasattr(m, "weight")}
     if activations - set(ACTIVATIONS) or len(activations) > 1:
         raise CheckpointError(f"unsupported activation(s) {activations}; supported: {list(ACTIVATIONS)}")
-    out: Weights = {"activation": np.array(activations.pop() if activations else "tanh")}
-    for i, layer in enumerate(linears):
-        out[f"w{i}"] = layer.weight.detach().cpu().numpy().T.astype(np.float32)
-        out[f"b{i}"] = layer.bias.detach().cpu().numpy().astype(np.float32)
-    out["w_out"] = policy.action_net.weight.detach().cpu().numpy().T.astype(np.float32)
-    out["b_out"] = policy.action_net.bias.detach().cpu().numpy().astype(np.float32)
+    return _actor_from_state(state, activations.pop() if activations else SB3_DEFAULT_ACTIVATION, OBS_LAYOUT)
+
+
+def _actor_from_state(state: dict[str, np.ndarray], activation: str, layout: int) -> Weights:
+    """Our weight names from an SB3 policy state dict (torch Linear weights are (out, in))."""
+    layers = sorted({int(k[len(SB3_ACTOR_PREFIX) :].split(".")[0]) for k in state if k.startswith(SB3_ACTOR_PREFIX)})
+    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout)}
+    try:
+        for i, layer in enumerate(layers):
+            out[f"w{i}"] = np.asarray(state[f"{SB3_ACTOR_PREFIX}{layer}.weight"]).T.astype(np.float32)
+            out[f"b{i}"] = np.asarray(state[f"{SB3_ACTOR_PREFIX}{layer}.bias"]).astype(np.float32)
+        out["w_out"] = np.asarray(state["action_net.weight"]).T.astype(np.float32)
+        out["b_out"] = np.asarray(state["action_net.bias"]).astype(np.float32)
+    except KeyError as err:
+        raise CheckpointError(f"the policy has no {err.args[0]!r}: not a MaskablePPO MlpPolicy") from None
     return out
 
 
-def load_weights(path: str | Path) -> Weights:
-    """Policy weights from an SB3 ``.zip`` checkpoint or an ``.npz`` export, with clear errors."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no policy file at {str(path)!r}")
-    if path.suffix == ".npz":
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                weights = {k: data[k] for k in data.files}
-        except (OSError, ValueError, zipfile.BadZipFile) as err:
-            raise CheckpointError(f"{path} is not a readable policy export (.npz): {err}") from None
-    elif path.suffix == ".zip":
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError:
-            raise CheckpointError(f"reading {path} needs the training extras: pip install -e '.[train]'") from None
-        try:
-            model = MaskablePPO.load(path, device="cpu")
-        except Exception as err:  # SB3 raises many kinds on a damaged zip
-            raise CheckpointError(f"{path} is not a readable MaskablePPO checkpoint: {type(err).__name__}: {err}") from None
-        weights = weights_from_policy(model.policy)
-    else:
-        raise CheckpointError(f"{path}: a policy file is an SB3 checkpoint .zip or a policy export .npz")
-    _check_weights(weights, path)
+def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
+    for info in archive.infolist():
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise CheckpointError(
+                f"{path}: member {info.filename!r} unpacks to {info.file_size:,} bytes; a policy is far smaller"
+            )
+
+
+def _read_npz(path: Path) -> Weights:
+    with zipfile.ZipFile(path) as archive:
+        _check_members(archive, path)
+    with np.load(path, allow_pickle=False) as data:
+        weights = {k: data[k] for k in data.files}
+    weights.setdefault(LAYOUT_KEY, np.array(LEGACY_LAYOUT))
     return weights
 
 
-def _check_weights(weights: Weights, source: Any) -> None:
-    hidden = sorted(k for k in weights if k.startswith("w") and k != "w_out")
+def _read_sb3_zip(path: Path) -> Weights:
+    """The actor of an SB3 checkpoint without unpickling: weights-only torch load, JSON metadata."""
     try:
-        size = INPUT_SIZE
-        for i in range(len(hidden)):
-            w, b = weights[f"w{i}"], weights[f"b{i}"]
-            assert w.shape[0] == size and b.shape == (w.shape[1],)
-            size = w.shape[1]
-        assert weights["w_out"].shape == (size, N_ACTIONS) and weights["b_out"].shape == (N_ACTIONS,)
-        assert str(weights["activation"]) in ACTIVATIONS
-    except (AssertionError, KeyError) as err:
-        raise CheckpointError(
-            f"{source}: the weights do not form an actor for {INPUT_SIZE} inputs and {N_ACTIONS} actions ({err!r})"
-        ) from None
+        import torch
+    except ImportError:
+        raise CheckpointError(f"reading {path} needs torch (pip install -e '.[train]'); or {NPZ_HINT}") from None
+    with zipfile.ZipFile(path) as archive:
+        _check_members(archive, path)
+        names = archive.namelist()
+        if SB3_WEIGHTS not in names or SB3_DATA not in names:
+            raise CheckpointError(f"{path} is not an SB3 checkpoint (no {SB3_WEIGHTS!r} or {SB3_DATA!r} inside)")
+        try:
+            state = torch.load(io.BytesIO(archive.read(SB3_WEIGHTS)), map_location="cpu", weights_only=True)
+        except Exception as err:  # the weights-only unpickler refuses anything but tensors with its own errors
+            raise CheckpointError(
+                f"{path}: {SB3_WEIGHTS} holds more than plain weights, refused ({type(err).__name__}); {NPZ_HINT}"
+            ) from None
+        data = json.loads(archive.read(SB3_DATA))
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"{path}: {SB3_WEIGHTS} is not a state dict of tensors")
+    kwargs = data.get("policy_kwargs", {}) if isinstance(data, dict) else {}
+    activation_text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
+    if activation_text is None:
+        activation = SB3_DEFAULT_ACTIVATION
+    elif isinstance(activation_text, str) and activation_text in SB3_ACTIVATIONS:
+        activation = SB3_ACTIVATIONS[activation_text]
+    else:
+        raise CheckpointError(f"{path}: activation {activation_text!r} is not one of {list(ACTIVATIONS)}")
+    state = {k: v.detach().numpy() for k, v in state.items()}
+    first = state.get(f"{SB3_ACTOR_PREFIX}0.weight")
+    inputs = first.shape[-1] if first is not None else -1
+    # the current layout when the sizes agree; a size of no layout fails the shape check
+    layout = next((lay for lay in sorted(OBS_SIZES, reverse=True) if input_size(lay) == inputs), OBS_LAYOUT)
+    return _actor_from_state(state, activation, layout)
+
+
+_CACHE: dict[tuple[str, int, int], Weights] = {}  # (path, mtime_ns, size) -> read-only weights
+
+
+def load_weights(path: str | Path) -> Weights:
+    """Policy weights from an SB3 ``.zip`` checkpoint or an ``.npz`` export, checked, with clear errors.
+
+    A file is read once per process (until it changes): worker processes forked after a first
+    load use the weights already in memory, so no torch code runs in them.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no policy file at {str(path)!r}")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key in _CACHE:
+        return _CACHE[key]
+    if path.suffix not in (".npz", ".zip"):
+        raise CheckpointError(f"{path}: a policy file is an SB3 checkpoint .zip or a policy export .npz")
+    kind = "policy export (.npz)" if path.suffix == ".npz" else "MaskablePPO checkpoint (.zip)"
+    try:
+        weights = _read_npz(path) if path.suffix == ".npz" else _read_sb3_zip(path)
+    except CheckpointError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as err:
+        raise CheckpointError(f"{path} is not a readable {kind}: {type(err).__name__}: {err}") from None
+    check_weights(weights, path)
+    for array in weights.values():
+        array.setflags(write=False)  # shared by every bot built from this file
+    _CACHE[key] = weights
+    return weights
+
+
+def check_weights(weights: Weights, source: Any) -> int:
+    """Raise CheckpointError unless ``weights`` is an actor MLP for a known layout; return the layout."""
+    def fail(problem: str) -> CheckpointError:
+        return CheckpointError(f"{source}: {problem}")
+
+    layout = weights.get(LAYOUT_KEY)
+    if layout is None or np.ndim(layout) != 0 or np.asarray(layout).dtype.kind not in "iu":
+        raise fail(f"{LAYOUT_KEY!r} must be one integer, got {layout!r}")
+    layout = int(layout)
+    if layout not in OBS_SIZES:
+        raise fail(
+            f"the policy was made for observation layout {layout}; this version reads layouts {sorted(OBS_SIZES)}"
+            " (a newer file needs a newer allfours; an older one must be retrained)"
+        )
+    activation = weights.get(ACTIVATION_KEY)
+    if activation is None or np.ndim(activation) != 0 or str(activation) not in ACTIVATIONS:
+        raise fail(f"{ACTIVATION_KEY!r} must be one of {list(ACTIVATIONS)}, got {activation!r}")
+    n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+    expected = {LAYOUT_KEY, ACTIVATION_KEY, "w_out", "b_out"} | {f"{p}{i}" for p in "wb" for i in range(n_hidden)}
+    if set(weights) != expected:
+        missing, extra = sorted(expected - set(weights)), sorted(set(weights) - expected)
+        raise fail(f"the arrays must be {sorted(expected)}; missing {missing}, unexpected {extra}")
+    size = inputs = input_size(layout)
+    for i in [*range(n_hidden), "_out"]:
+        w, b = weights[f"w{i}"], weights[f"b{i}"]
+        if w.ndim != 2 or w.shape[1] < 1:
+            raise fail(f"w{i} must be a matrix of {size} rows (layout {layout}: {inputs} inputs), got shape {w.shape}")
+        width = N_ACTIONS if i == "_out" else w.shape[1]
+        for name, array, shape in ((f"w{i}", w, (size, width)), (f"b{i}", b, (width,))):
+            if array.shape != shape:
+                raise fail(
+                    f"{name} has shape {array.shape}, expected {shape}"
+                    f" (layout {layout}: {inputs} inputs, {N_ACTIONS} actions)"
+                )
+            if array.dtype.kind != "f":
+                raise fail(f"{name} has dtype {array.dtype}; weights are floating point")
+            if not np.isfinite(array).all():
+                raise fail(f"{name} holds NaN or infinite values")
+        size = width
+    return layout
 
 
 def save_weights(weights: Weights, path: str | Path) -> None:
-    """Write an ``.npz`` export atomically (a temp file beside it, then a rename)."""
+    """Write an ``.npz`` export (with its observation layout) atomically: a temp file, then a rename."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **weights)
-    tmp.replace(path)
+    check_weights(weights, path)
+    tmp = path.with_name(f".{path.name}.tmp.npz")
+    try:
+        np.savez_compressed(tmp, **weights)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
-class PolicyBot:
+class PolicyBot(SeededBot):
     """Acts with a trained actor network. See the module docstring."""
 
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
-        _check_weights(weights, name)
-        n_hidden = sum(1 for k in weights if k.startswith("b") and k != "b_out")
-        self._layers = [(weights[f"w{i}"], weights[f"b{i}"]) for i in range(n_hidden)]
-        self._out = (weights["w_out"], weights["b_out"])
-        self._activation = ACTIVATIONS[str(weights["activation"])]
+        super().__init__(seed)
+        self._obs_size = OBS_SIZES[check_weights(weights, name)]
+        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+        self._layers = [
+            (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))
+            for i in range(n_hidden)
+        ]
+        self._out = (weights["w_out"].astype(np.float32), weights["b_out"].astype(np.float32))
+        self._activation = ACTIVATIONS[str(weights[ACTIVATION_KEY])]
         self.name = name
         self.deterministic = deterministic
-        self._rng = np.random.default_rng(seed)
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> PolicyBot:
         return cls(load_weights(path), name=kwargs.pop("name", str(path)), **kwargs)
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+    def policy_input(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The observation of the policy's layout (a layout-0 policy reads the first 969 floats), then the features."""
+        return np.concatenate([observation[: self._obs_size], features(observation, mask)])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        """Action logits for a policy input (see :func:`agents.features.policy_input`)."""
+        """Action logits for a policy input (see :meth:`policy_input`)."""
         for w, b in self._layers:
             x = self._activation(x @ w + b)
         return x @ self._out[0] + self._out[1]
 
     def act(self, observation: Observation) -> int:
         mask = observation["action_mask"]
-        logits = np.where(mask > 0, self.logits(policy_input(observation["observation"], mask)), -np.inf)
+        logits = np.where(mask > 0, self.logits(self.policy_input(observation["observation"], mask)), -np.inf)
         if not np.isfinite(logits).any():
             raise ValueError("no legal action in the mask: this agent is not the one to act")
         if self.deterministic:

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from .base import Observation
+from .base import Observation, SeededBot, legal_actions
 
 
-class RandomBot:
+class RandomBot(SeededBot):
     name = "random"
 
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-
     def act(self, observation: Observation) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if len(legal) == 0:
-            raise ValueError("no legal action in the mask: this agent is not the one to act")
+        legal = legal_actions(observation)
         return int(legal[self._rng.integers(len(legal))])

@@ -36,7 +36,7 @@ from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
 from allfours_env.rules import DEFAULT_RULES, KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 
-from .base import Observation
+from .base import Observation, SeededBot, legal_actions
 from .expert import MAX_MODELLED_TARGET, match_equity
 from .hand_reading import cards_left, unseen, voids
 from .search_kernels import rollout_actions, sample_worlds
@@ -203,7 +203,7 @@ def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndar
     return np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
 
 
-class SearchBot:
+class SearchBot(SeededBot):
     """PIMC search; see the module docstring."""
 
     name = "search"
@@ -216,17 +216,11 @@ class SearchBot:
             raise ValueError(f"search option ms must be a positive number of milliseconds, got {ms!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
+        super().__init__(seed)
         self.worlds, self.ms, self.explore = worlds, ms, float(explore)
-        self._rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
 
     def act(self, observation: Observation) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if len(legal) == 0:
-            raise ValueError("no legal action in the mask: this agent is not the one to act")
+        legal = legal_actions(observation)
         if len(legal) == 1:
             return int(legal[0])
         position = Position.from_view(decode(observation))

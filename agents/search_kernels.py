@@ -4,18 +4,18 @@
 what the searcher has seen (see its docstring).
 
 :func:`rollout_actions` plays sampled worlds to the end of the deal on the vector engine's
-state (:mod:`allfours_env.vector_kernels`). Each seat acts from
-its own hand and the cards on the table (the rest of the world is hidden from it too), with the
-beginner's habits of :mod:`agents.rule_based`, kept to what a few bit operations can do:
+state (:mod:`allfours_env.vector_kernels`). A sampled world is a deal whose every hand is known,
+so the rollout players see every hand too (as double-dummy play does in bridge):
 
 * stand or give one with a high trump (queen or better to stand, king or better or three trumps to
-  give one), beg or run otherwise;
-* lead the cheapest plain card (no ten), keeping trumps and tens;
-* when the partner is winning the trick, give it a plain ten, else throw the cheapest card;
-* otherwise take the trick with the cheapest card that beats it when the trick holds Game value
-  or the trump jack, or when playing last; else throw the cheapest card;
-* with chance ``explore`` a uniformly random legal card instead, so that worlds do not all play
-  alike.
+  give one), beg or run otherwise (the beginner's advice of :mod:`agents.rule_based`);
+* in play, each legal card is tried against the rest of the trick, the later players answering
+  by simple habits (feed the partner a ten when nobody can take the trick back; else take a
+  trick holding Game value or the jack with the cheapest card nobody after can beat; else throw
+  the cheapest card), and the card with the best outcome for this trick is played: Game value
+  at ``GAME_UNIT`` points a ten, the trump jack at 1 point to its holder's team or the hang to
+  the takers, less ``TRUMP_COST`` a rank for spending a trump;
+* with chance ``explore`` a uniformly random legal card instead.
 
 "Cheapest" orders cards by (is trump, Game value, rank): trumps and counting cards stay home.
 """
@@ -28,12 +28,15 @@ from numba import njit
 from allfours_env.cards import CARD_GAME_VALUE, N_RANKS, N_SEATS, RANK_JACK, RANK_TEN
 from allfours_env.engine import BEG, GIVE_ONE, GIVE_OR_RUN, PLAY, RUN, STAND, STAND_OR_BEG
 from allfours_env.vector_kernels import (
-    CURRENT, HAND, KICK, PHASE, TRICK_CARDS, TRICK_LEN, TRUMP, WIN_CARD, WIN_SEAT, highest, legal_bits, lowest, popcount,
+    CURRENT, HAND, KICK, LEADER, LED_SUIT, P_HANG, P_UNDERTRUMP, PHASE, TRICK_CARDS, TRICK_LEN, TRUMP, WIN_CARD,
+    WIN_SEAT, highest, legal_bits, legal_cards, lowest, popcount,
 )
 
 STAND_RANK = 10  # queen
 GIVE_RANK = 11  # king
 GIVE_COUNT = 3
+GAME_UNIT = 0.25  # points a ten's worth of Game value is worth in a trick, roughly
+TRUMP_COST = 0.02  # per rank: spend low trumps before high ones
 _ONE = np.uint64(1)
 _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)], dtype=np.uint64)
 _TENS = np.uint64(sum(1 << (s * N_RANKS + RANK_TEN) for s in range(4)))
@@ -41,10 +44,11 @@ _GAME_VALUE = np.array(CARD_GAME_VALUE, dtype=np.int64)
 
 
 @njit(cache=True)
-def _beats(card, best, trump):
-    if card // N_RANKS == best // N_RANKS:
-        return card > best
-    return card // N_RANKS == trump
+def _winners(cards, best, trump):
+    """The cards of ``cards`` that would take the lead from ``best`` (A7.5)."""
+    suit = best // N_RANKS
+    higher = cards & _SUIT_BITS[suit] & ~((_ONE << np.uint64(best + 1)) - _ONE)
+    return higher if suit == trump else higher | (cards & _SUIT_BITS[trump])
 
 
 @njit(cache=True)
@@ -69,35 +73,92 @@ def _nth(bits, n):
 
 
 @njit(cache=True)
-def _play(st, bs, t, legal, uniform, explore):
-    if uniform < explore:
-        return _nth(legal, np.int64(uniform / explore * popcount(legal)))
-    trump = st[t, TRUMP]
-    trump_bits = _SUIT_BITS[trump]
-    n = st[t, TRICK_LEN]
-    if n == 0:  # lead: the cheapest plain card that is not a ten
-        plain = legal & ~trump_bits & ~_TENS
-        return _cheapest(plain if plain else legal, trump)
-    seat = st[t, CURRENT]
-    best = st[t, WIN_CARD]
-    if st[t, WIN_SEAT] % 2 == seat % 2:  # the partner is winning
-        tens = legal & _TENS & ~trump_bits
-        return lowest(tens) if tens else _cheapest(legal, trump)
-    winners = np.uint64(0)
-    bits = legal
+def _respond(bs, t, seat, legal, played, best, best_seat, value, trump):
+    """A later player's card in a simulated trick: it sees every hand (the world is known)."""
+    threat = np.uint64(0)  # cards of the opponents still to play in this trick
+    for k in range(1, N_SEATS - played):
+        other = (seat + k) % N_SEATS
+        if other % 2 != seat % 2:
+            threat |= bs[t, HAND + other]
+    if best_seat % 2 == seat % 2:  # the partner is winning: feed it a ten if nobody can take it back
+        tens = legal & _TENS & ~_SUIT_BITS[trump]
+        if tens and not _winners(threat, best, trump):
+            return lowest(tens)
+        return _cheapest(legal, trump)
+    wins = _winners(legal, best, trump)
+    safe = np.uint64(0)
+    bits = wins
     while bits:
         c = lowest(bits)
         bits &= bits - _ONE
-        if _beats(c, best, trump):
-            winners |= _ONE << np.uint64(c)
-    if winners:
-        value = 0
-        for i in range(n):
-            c = st[t, TRICK_CARDS + i]
-            value += _GAME_VALUE[c] + (c == trump * N_RANKS + RANK_JACK) * 10
-        if value > 0 or n == N_SEATS - 1:
-            return _cheapest(winners, trump)
+        if not _winners(threat, c, trump):
+            safe |= _ONE << np.uint64(c)
+    if safe and value > 0:
+        return _cheapest(safe, trump)
     return _cheapest(legal, trump)
+
+
+@njit(cache=True)
+def _trick_result(st, bs, t, card, undertrump):
+    """Play ``card`` for the seat to act at table t (the state is not changed) and let the later
+    seats answer with :func:`_respond`: (winning seat, Game value of the trick, seat that played
+    the trump jack or -1)."""
+    trump, n, seat = st[t, TRUMP], st[t, TRICK_LEN], st[t, CURRENT]
+    jack = trump * N_RANKS + RANK_JACK
+    value, jack_seat = 0, -1
+    for i in range(n):
+        c = st[t, TRICK_CARDS + i]
+        value += _GAME_VALUE[c]
+        if c == jack:
+            jack_seat = (st[t, LEADER] + i) % N_SEATS
+    if n == 0:
+        led, best, best_seat = card // N_RANKS, card, seat
+    else:
+        led, best, best_seat = st[t, LED_SUIT], st[t, WIN_CARD], st[t, WIN_SEAT]
+        if _winners(_ONE << np.uint64(card), best, trump):
+            best, best_seat = card, seat
+    value += _GAME_VALUE[card]
+    if card == jack:
+        jack_seat = seat
+    for k in range(n + 1, N_SEATS):
+        other = (seat + k - n) % N_SEATS
+        legal = legal_cards(bs[t, HAND + other], k, led, trump, best, undertrump)
+        c = _respond(bs, t, other, legal, k, best, best_seat, value + (jack_seat >= 0), trump)
+        if _winners(_ONE << np.uint64(c), best, trump):
+            best, best_seat = c, other
+        value += _GAME_VALUE[c]
+        if c == jack:
+            jack_seat = other
+    return best_seat, value, jack_seat
+
+
+@njit(cache=True)
+def _play(st, bs, t, legal, uniform, explore, params):
+    """The rollout's card: the best outcome of this trick by :func:`_trick_result`, in points
+    (Game value at ``GAME_UNIT`` a ten, the jack at 1 or the hang), less a little for spending a
+    high trump; with chance ``explore`` a random legal card instead."""
+    if uniform < explore:
+        return _nth(legal, np.int64(uniform / explore * popcount(legal)))
+    trump, team, hang = st[t, TRUMP], st[t, CURRENT] % 2, params[P_HANG]
+    choice, best_score = -1, -1e9
+    bits = legal
+    while bits:
+        card = lowest(bits)
+        bits &= bits - _ONE
+        winner, value, jack_seat = _trick_result(st, bs, t, card, params[P_UNDERTRUMP])
+        ours = winner % 2 == team
+        score = GAME_UNIT * value / 10.0 * (1.0 if ours else -1.0)
+        if jack_seat >= 0:
+            holder_ours = jack_seat % 2 == team
+            if ours:
+                score += 1.0 if holder_ours else hang
+            else:
+                score -= hang if holder_ours else 1.0
+        if card // N_RANKS == trump:
+            score -= TRUMP_COST * (card % N_RANKS + 1)
+        if score > best_score:
+            choice, best_score = card, score
+    return choice
 
 
 @njit(cache=True)
@@ -112,7 +173,7 @@ def rollout_actions(st, bs, params, uniforms, explore, out):
         if legal & (legal - _ONE) == 0:
             out[t] = lowest(legal)
         elif phase == PLAY:
-            out[t] = _play(st, bs, t, legal, uniforms[t], explore)
+            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params)
         else:
             suit = st[t, KICK] // N_RANKS
             trumps = bs[t, HAND + st[t, CURRENT]] & _SUIT_BITS[suit]

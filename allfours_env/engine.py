@@ -4,11 +4,12 @@ Rules: ``docs/rules.md`` of this repository (Part A; A0 variants in :mod:`allfou
 the cardgames.zone and novelgames rule pages, pagat's "All Fours in Trinidad" and the BGA
 "Caribbean All Fours" help. Section numbers in comments (A6.5 ...) point into docs/rules.md.
 
-A :class:`Game` is one match. Every decision is a call to :meth:`Game.step` by the seat in
-:attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN (dealer), or a card. Dealing, kicks,
-runs, redeals and scoring happen inside ``step``. Each thing that happens is appended to
-:attr:`Game.events`; awards of points are events with ``points > 0``. Randomness comes only from
-the ``numpy.random.Generator`` the game is given (shuffles and the first-dealer draw).
+A :class:`Game` is one match (or one deal: ``episode="deal"``). Every decision is a call to
+:meth:`Game.step` by the seat in :attr:`Game.current`: STAND or BEG (beggar), GIVE_ONE or RUN
+(dealer), or a card. Dealing, kicks, runs, redeals and scoring happen inside ``step``. Each
+thing that happens is appended to :attr:`Game.events`; awards of points are events with
+``points > 0``. Randomness comes only from the ``numpy.random.Generator`` the game is given
+(shuffles and the first-dealer draw).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ DECISION_NAMES = {STAND: "STAND", BEG: "BEG", GIVE_ONE: "GIVE_ONE", RUN: "RUN"}
 # Phases: who must decide what. The last two are terminal (no seat to act).
 STAND_OR_BEG, GIVE_OR_RUN, PLAY, DEAL_OVER, MATCH_OVER = range(5)
 PHASE_NAMES = ("stand_or_beg", "give_or_run", "play", "deal_over", "match_over")
+
+# Episodes: "match" plays until a team reaches the target; "deal" stops (phase DEAL_OVER) once
+# one deal is scored, or earlier if the match ends in it.
+EPISODES = ("match", "deal")
 
 CARDS_DEALT = 24  # 6 to each seat (A4.2)
 RUN_CARDS = 12  # 3 more to each seat (A6.5b)
@@ -102,12 +107,12 @@ def action_text(action: int) -> str:
 
 def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     """A deck as a list of ints, or a ValueError if it is not a permutation of 0..51."""
-    try:
-        cards = [int(c) for c in deck]
-        if any(float(c) != int(c) for c in deck):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ValueError(f"{where} must be a sequence of 52 card indices (ints 0..51)") from None
+    if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence | np.ndarray):
+        raise ValueError(f"{where} must be a sequence of 52 card indices (ints 0..51), got {type(deck).__name__}")
+    bad = [c for c in deck if isinstance(c, bool) or not isinstance(c, int | np.integer)]
+    if bad:
+        raise ValueError(f"{where} must hold card indices as ints 0..51, got {bad[0]!r} ({type(bad[0]).__name__})")
+    cards = [int(c) for c in deck]
     if len(cards) != N_CARDS:
         raise ValueError(f"{where} has {len(cards)} cards; a deck is a permutation of 0..51 (52 cards)")
     if sorted(cards) != list(range(N_CARDS)):
@@ -134,6 +139,7 @@ def check_start(
         scores = (0, 0)
     if (
         isinstance(scores, (str, bytes))
+        or not isinstance(scores, Sequence | np.ndarray)
         or len(scores) != 2
         or any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in scores)
     ):
@@ -173,16 +179,18 @@ class Game:
         decks: Sequence[Sequence[int]] | None = None,
         dealer: int | None = None,
         scores: Sequence[int] | None = None,
-        single_deal: bool = False,
+        episode: str = "match",
     ) -> None:
         # Validate everything before touching any state or the generator.
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         self._decks, scores = check_start(rules, decks, dealer, scores)
         if rng is None:
             if len(self._decks) == 0 or (dealer is None and not isinstance(rules.first_dealer, int)):
                 raise ValueError("a random generator is needed unless every deck and the dealer are given")
         self.rules = rules
         self.rng = rng
-        self.single_deal = single_deal
+        self.episode = episode
         self._kick_values = KICK_POINTS[rules.kick_points]
         self._deal_seats = _DEAL_SEATS[rules.deal_batch]
         self._target = rules.target_score
@@ -501,7 +509,7 @@ class Game:
             self._award(dealer_team if rules.game_tie == "dealer" else 1 - dealer_team, rules.game_points, GAME)
         self.events.append(Event(DEAL_END, self.dealer, deal=self.deal_number))
         self.current = -1
-        if self.single_deal:
+        if self.episode == "deal":
             self.phase = DEAL_OVER
             return
         self.dealer = (self.dealer + 1) % N_SEATS

@@ -111,13 +111,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
-from .engine import AWARD_KINDS, DEAL_OVER, MATCH_OVER, N_ACTIONS, Game
+from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
+from .rewards import REWARD_MODES, event_reward
 from .rules import Rules
 
-REWARD_MODES = ("match", "points")
-EPISODE_MODES = ("match", "deal")
+EPISODE_MODES = EPISODES
 RESET_OPTIONS = ("decks", "dealer", "scores")
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
 SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
@@ -129,7 +129,19 @@ def env(**kwargs: Any) -> AECEnv:
     Illegal or out-of-range actions are rejected by the env itself with a ValueError that lists
     the legal actions, so no TerminateIllegal or AssertOutOfBounds wrapper is added.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's wrapper, but a reset that raises (bad options) does not count as a reset."""
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        had_reset = self._has_reset
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._has_reset = had_reset
+            raise
 
 
 class raw_env(AECEnv):
@@ -208,7 +220,7 @@ class raw_env(AECEnv):
             decks=options.get("decks"),
             dealer=options.get("dealer"),
             scores=options.get("scores"),
-            single_deal=self.episode_mode == "deal",
+            episode=self.episode_mode,
         )
         self.np_random, self.game = rng, game
         self.agents = list(AGENTS)
@@ -241,14 +253,12 @@ class raw_env(AECEnv):
                 rewards[a] = 0
             self._rewards_given = False
         events = game.events
-        if self.reward_mode == "points":
-            for ev in events[self._seen_events :]:
-                if ev.points and ev.kind in AWARD_KINDS:
-                    self._give(ev.team, ev.points)
+        for ev in events[self._seen_events :]:
+            points = event_reward(ev, self.reward_mode)
+            if points:
+                self._give(ev.team, points)
         self._seen_events = len(events)
         if game.phase >= DEAL_OVER:
-            if self.reward_mode == "match" and game.phase == MATCH_OVER:
-                self._give(game.winner, 1)
             for a in AGENTS:
                 self.terminations[a] = True
             self.agent_selection = agent
@@ -264,6 +274,8 @@ class raw_env(AECEnv):
         self._rewards_given = True
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if agent not in SEAT_OF:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
         observation, mask = encode_with_mask(self.game, SEAT_OF[agent])
         return {"observation": observation, "action_mask": mask}
 

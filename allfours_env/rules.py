@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .cards import N_SEATS
 
 # Kick points by rank index (2..A); A0 `kick_points`.
@@ -49,6 +51,10 @@ class Rules:
     deal_batch: int = 1
 
     def __post_init__(self) -> None:
+        for key in RULE_KEYS:  # numpy integers and booleans count as Python ones
+            value = getattr(self, key)
+            if isinstance(value, np.integer | np.bool_):
+                object.__setattr__(self, key, value.item())
         for key in _POSITIVE_INTS:
             value = getattr(self, key)
             if not _is_int(value) or value < 1:
@@ -59,7 +65,7 @@ class Rules:
                 raise ValueError(f"rule {key!r} must be True or False, got {value!r}")
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
-            if value not in allowed or isinstance(value, bool):
+            if value not in allowed or isinstance(value, bool) or not isinstance(value, type(allowed[0])):  # not 3.0
                 raise ValueError(f"rule {key!r} must be one of {allowed}, got {value!r}")
         fd = self.first_dealer
         if not (fd in _FIRST_DEALER_NAMES or (_is_int(fd) and 0 <= fd < N_SEATS)):

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 
 from . import vector_kernels as k
-from .engine import N_ACTIONS, PHASE_NAMES, action_text, check_start
+from .engine import EPISODES, N_ACTIONS, PHASE_NAMES, action_text, check_start
 from .observation import OBS_SIZE, rules_block
 from .cards import N_CARDS, N_SEATS
 from .rules import KICK_POINTS, Rules
 
-EPISODE_MODES = ("match", "deal")
+EPISODE_MODES = EPISODES
 RESET_OPTIONS = ("decks", "dealer", "scores")
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
 _UNDERTRUMP = {
@@ -51,8 +51,8 @@ _UNDERTRUMP = {
 _FIRST_DEALER = {"cut": k.FIRST_CUT, "first_jack": k.FIRST_JACK, "random": k.FIRST_RANDOM}
 
 
-def rule_params(rules: Rules, single_deal: bool = False) -> np.ndarray:
-    """The rules as the int64 parameter vector the kernels read (columns ``P_*``)."""
+def rule_params(rules: Rules, episode: str = "match") -> np.ndarray:
+    """The rules and the episode ("match" or "deal") as the int64 vector the kernels read (``P_*``)."""
     params = np.zeros(k.N_PARAMS, dtype=np.int64)
     params[k.P_TARGET] = rules.target_score
     params[k.P_HANG] = rules.hang_jack_points
@@ -67,7 +67,7 @@ def rule_params(rules: Rules, single_deal: bool = False) -> np.ndarray:
     params[k.P_DEAL_BATCH] = rules.deal_batch
     first = rules.first_dealer
     params[k.P_FIRST_DEALER] = first if isinstance(first, int) else _FIRST_DEALER[first]
-    params[k.P_SINGLE_DEAL] = single_deal
+    params[k.P_DEAL_EPISODE] = episode == "deal"
     return params
 
 
@@ -88,7 +88,7 @@ class VectorGame:
         self.n = n = int(n)
         self.rules = Rules.from_kwargs(**rules)
         self.episode = episode
-        self._params = rule_params(self.rules, single_deal=episode == "deal")
+        self._params = rule_params(self.rules, episode)
         self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)
         self._rules_block = rules_block(self.rules)
         self._st = np.full((n, k.N_FIELDS), -1, dtype=np.int64)

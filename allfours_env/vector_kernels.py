@@ -2,7 +2,7 @@
 
 Each function handles one table ``t`` of the batch and mirrors the method of
 :class:`allfours_env.engine.Game` with the same name (section numbers A5.2 ... point into
-RULES.md); the loops over tables at the bottom are what :class:`~allfours_env.vector.VectorGame`
+docs/rules.md); the loops over tables at the bottom are what :class:`~allfours_env.vector.VectorGame`
 calls. A table's state is one row of three arrays:
 
 * ``st`` (int64): the scalar fields, columns named below (``PHASE``, ``CURRENT``, ...);
@@ -60,7 +60,7 @@ N_SETS = 13
 # params: the rules as int64 (see vector.rule_params).
 (
     P_TARGET, P_HANG, P_GAME_POINTS, P_GAME_TIE, P_UNDERTRUMP, P_GIVE_TO_TARGET, P_GIVE_NEEDS_TRUMP,
-    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_FIRST_DEALER, P_SINGLE_DEAL,
+    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_FIRST_DEALER, P_DEAL_EPISODE,
 ) = range(13)
 N_PARAMS = 13
 # Encodings of the choice rules in params.
@@ -361,7 +361,7 @@ def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
         if _award(st, t, team, params[P_GAME_POINTS], params, gained):
             return True
     st[t, CURRENT] = -1
-    if params[P_SINGLE_DEAL]:
+    if params[P_DEAL_EPISODE]:
         st[t, PHASE] = DEAL_OVER
         return False
     st[t, DEALER] = (st[t, DEALER] + 1) % N_SEATS
@@ -372,18 +372,17 @@ def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
 
 
 @njit(cache=True)
-def _legal_cards(st, bs, t, undertrump):
-    hand = bs[t, HAND + st[t, CURRENT]]
-    if st[t, TRICK_LEN] == 0:
+def legal_cards(hand, trick_len, led, trump, win_card, undertrump):
+    """The cards of ``hand`` (a bit set) that may be played to a trick of ``trick_len`` cards so
+    far, led suit ``led``, best card ``win_card`` (A7.2-A7.4)."""
+    if trick_len == 0:
         return hand  # A7.2: any lead
-    trump, led = st[t, TRUMP], st[t, LED_SUIT]
     trump_mask = _SUIT_BITS[trump]
     if led == trump:
         trumps = hand & trump_mask
         return trumps if trumps else hand  # A7.3: follow trump if able
     follow = hand & _SUIT_BITS[led]
     legal = (follow | (hand & trump_mask)) if follow else hand  # void: anything, trumping optional
-    win_card = st[t, WIN_CARD]
     if undertrump != UNDER_ALLOWED and win_card // N_RANKS == trump:  # A7.4
         under = hand & trump_mask & (_bit(win_card) - _ONE)  # trumps below the best one played
         blocked = follow if undertrump == UNDER_WHEN_CAN_FOLLOW else hand & ~trump_mask
@@ -397,7 +396,8 @@ def legal_bits(st, bs, t, params):
     """Legal actions of table t as a bit set over action ids 0..55 (0 when it is over)."""
     phase = st[t, PHASE]
     if phase == PLAY:
-        return _legal_cards(st, bs, t, params[P_UNDERTRUMP])
+        hand = bs[t, HAND + st[t, CURRENT]]
+        return legal_cards(hand, st[t, TRICK_LEN], st[t, LED_SUIT], st[t, TRUMP], st[t, WIN_CARD], params[P_UNDERTRUMP])
     if phase == STAND_OR_BEG:
         if params[P_STAND_NEEDS_TRUMP] and not bs[t, HAND + st[t, CURRENT]] & _SUIT_BITS[st[t, KICK] // N_RANKS]:
             return _bit(BEG)

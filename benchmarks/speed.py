@@ -2,6 +2,9 @@
 
     python benchmarks/speed.py [--seconds 5]
 
+The peers come with the bench extra (``pip install -e ".[bench]"``): those that cannot be
+imported are skipped with a line that names the extra, and the rest still run.
+
 Every AEC env is driven by the same loop: ``env.last()`` (observation and action mask read at
 every decision), a uniform pick among the legal actions, ``env.step``. The raw engine loop asks
 the engine for its legal actions and steps it. OpenSpiel's ``euchre`` (if ``open_spiel`` is
@@ -23,6 +26,7 @@ from allfours_env.engine import MATCH_OVER, Game
 from allfours_env.rules import Rules
 
 Result = tuple[int, int, float]  # decisions, episodes, seconds
+BENCH_EXTRA = 'pip install -e ".[bench]"'
 
 
 def bench_aec(make_env: Callable, seconds: float, seed: int = 0) -> Result:
@@ -85,24 +89,34 @@ def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
     return decisions, episodes, time.perf_counter() - start
 
 
+def peer_runs(seconds: float) -> dict[str, Callable[[], Result]]:
+    """The peer benchmarks whose packages import; a line naming the extra for each one that does not."""
+    runs: dict[str, Callable[[], Result]] = {}
+    try:
+        from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
+    except ImportError as error:
+        print(f"PettingZoo's classic games skipped ({error}); they come with the bench extra: {BENCH_EXTRA}")
+    else:
+        runs["pettingzoo leduc_holdem_v4"] = lambda: bench_aec(leduc_holdem_v4.env, seconds)
+        runs["pettingzoo texas_holdem_v4"] = lambda: bench_aec(texas_holdem_v4.env, seconds)
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        print(f"OpenSpiel euchre skipped (open_spiel is not installed); it comes with the bench extra: {BENCH_EXTRA}")
+    else:
+        runs["openspiel euchre (info-state tensor)"] = lambda: bench_openspiel_euchre(seconds)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement (default 5)")
     args = parser.parse_args()
-    from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
-
     runs: dict[str, Callable[[], Result]] = {
         "allfours env() (AEC, obs + mask)": lambda: bench_aec(allfours_env.env, args.seconds),
         "allfours raw engine": lambda: bench_engine(args.seconds),
-        "pettingzoo leduc_holdem_v4": lambda: bench_aec(leduc_holdem_v4.env, args.seconds),
-        "pettingzoo texas_holdem_v4": lambda: bench_aec(texas_holdem_v4.env, args.seconds),
+        **peer_runs(args.seconds),
     }
-    try:
-        import pyspiel  # noqa: F401
-
-        runs["openspiel euchre (info-state tensor)"] = lambda: bench_openspiel_euchre(args.seconds)
-    except ImportError:
-        print("open_spiel is not installed: euchre skipped (pip install open_spiel)")
     results = {name: run() for name, run in runs.items()}
     rate = {name: d / s for name, (d, _, s) in results.items()}
     ours = rate["allfours env() (AEC, obs + mask)"]

@@ -1,25 +1,32 @@
 """``python -m eval A B [more] --boards N``: duplicate round robin of bots, on the terminal and in files.
 
 Every pair plays the same boards, each twice with the teams swapped (see eval/boards.py and
-eval/results.py for the exact definitions). Bad options exit with code 2 before anything is
-played or written.
+eval/results.py for the exact definitions). Bad options, unknown bots, damaged policy files and
+an output folder that cannot be written exit with code 2 before anything is played. Ctrl-C stops
+the workers at once and exits with code 130, writing nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from allfours_env.engine import EPISODES
 from allfours_env.rules import parse_rule_options
 
 from .api import plan_round_robin, play_plan
+from .processes import interrupts_deferred
 from .report import format_report, write_outputs
 from .stats import BOOTSTRAP_RESAMPLES
 
 DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
+INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
 
 
 def _count(minimum: int) -> Any:
@@ -35,6 +42,25 @@ def _count(minimum: int) -> Any:
         return value
 
     return parse
+
+
+def check_out_dir(path: str) -> list[Path]:
+    """Make sure ``path`` is a folder this process can write, before anything is played.
+
+    Returns the folders created here, deepest first (so that an interrupted run can remove them).
+    Raises ValueError naming the problem.
+    """
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {path!r} is a file; it must be a folder (it is created if missing)")
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise ValueError(f"--out {path!r} is not a writable folder: {err.strerror or err}") from None
+    return created
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,8 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule undertrump=forbidden_unless_all_trumps; values are read as int, bool (true/false) or text",
     )  # fmt: skip
     parser.add_argument(
-        "--deals", action="store_true", help="play single deals instead of matches (win = more points in the deal)"
-    )
+        "--episode", choices=EPISODES, default="match",
+        help="match (default), or deal: deal episodes, single deals instead of matches (win = more points in the deal)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=_count(1), default=None, help="worker processes (default: all cores)")
     parser.add_argument(
         "--seed", "--first-board", dest="first_board", type=_count(0), default=0, metavar="FIRST_BOARD",
@@ -84,18 +111,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             boards=args.boards,
             rules=parse_rule_options(args.rule),
             workers=args.workers,
-            deals=args.deals,
+            episode=args.episode,
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )
+        created = check_out_dir(args.out)
     except (ValueError, FileNotFoundError, TypeError) as error:
         parser.error(str(error))
-    result = play_plan(plan, progress=not args.no_progress)
-    written = write_outputs(result, args.out)
+    except KeyboardInterrupt:
+        print("\npython -m eval: interrupted before play; nothing was written", file=sys.stderr)
+        return INTERRUPTED_EXIT
+    try:
+        result = play_plan(plan, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        for folder in created:
+            folder.rmdir()
+        print(f"\npython -m eval: interrupted; nothing was written to {args.out}", file=sys.stderr)
+        return INTERRUPTED_EXIT
+    try:
+        with interrupts_deferred():
+            written = write_outputs(result, args.out)
+    except KeyboardInterrupt:
+        print(f"python -m eval: interrupted; the results were written to {args.out} first", file=sys.stderr)
+        return INTERRUPTED_EXIT
     print(format_report(result))
     print("\nwritten: " + ", ".join(str(p) for p in written))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code == INTERRUPTED_EXIT:  # nothing is left to save: skip the slow teardown of torch (a .zip policy)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from allfours_env.engine import EPISODES
 from allfours_env.rules import DEFAULT_RULES, Rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
@@ -47,7 +48,7 @@ class Plan:
     pairs: tuple[tuple[int, int], ...]
     boards: range
     rules: Rules
-    deal_level: bool
+    episode: str
     workers: int
     bootstrap: int
 
@@ -57,7 +58,7 @@ def plan_round_robin(
     boards: int = 1000,
     rules: Rules | Mapping[str, Any] | None = None,
     workers: int | None = None,
-    deals: bool = False,
+    episode: str = "match",
     first_board: int = 0,
     bootstrap: int = BOOTSTRAP_RESAMPLES,
 ) -> Plan:
@@ -72,6 +73,8 @@ def plan_round_robin(
     first_board = _check_count("first_board", first_board, 0)
     workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1)
     bootstrap = _check_count("bootstrap", bootstrap, 1)
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
     rules = make_rules(rules)
     factories, names = check_bots(bots)
     return Plan(
@@ -80,7 +83,7 @@ def plan_round_robin(
         pairs=tuple(itertools.combinations(range(len(bots)), 2)),
         boards=range(first_board, first_board + boards),
         rules=rules,
-        deal_level=bool(deals),
+        episode=episode,
         workers=workers,
         bootstrap=bootstrap,
     )
@@ -90,15 +93,16 @@ def play_plan(plan: Plan, progress: bool = False) -> TournamentResult:
     """Play every pair of ``plan`` on its boards and compute the statistics."""
     bar = None
     if progress:
-        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, "deals" if plan.deal_level else "matches")
+        unit = "deals" if plan.episode == "deal" else "matches"
+        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, unit)
     records = run_pairs(
-        plan.factories, plan.pairs, plan.boards, plan.rules, plan.deal_level, plan.workers, bar.update if bar else None
+        plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, bar.update if bar else None
     )
     if bar:
         bar.close()
     names = plan.names
     results = tuple(
-        summarize_pair(names[a], names[b], recs, plan.deal_level) for (a, b), recs in zip(plan.pairs, records)
+        summarize_pair(names[a], names[b], recs, plan.episode) for (a, b), recs in zip(plan.pairs, records)
     )
     ratings = None
     if len(names) >= MIN_BOTS_FOR_RATINGS:
@@ -114,7 +118,7 @@ def round_robin(
     boards: int = 1000,
     rules: Rules | Mapping[str, Any] | None = None,
     workers: int | None = None,
-    deals: bool = False,
+    episode: str = "match",
     first_board: int = 0,
     progress: bool = False,
     bootstrap: int = BOOTSTRAP_RESAMPLES,
@@ -123,12 +127,12 @@ def round_robin(
 
     ``bots``: spec strings, bot factories or bot instances (see :mod:`eval.bots`; only spec
     strings are sure to reach worker processes). ``rules``: rule variants (docs/rules.md A0).
-    ``workers``: processes (None: all cores; 1: in this process). ``deals``: single deals
-    instead of matches. ``progress``: a progress bar on stderr. ``bootstrap``: resamples for the
-    rating intervals (ratings only with 3+ bots). Bad arguments raise before any play (see
-    :func:`plan_round_robin`).
+    ``workers``: processes (None: all cores; 1: in this process). ``episode``: "match" (default)
+    or "deal" (deal episodes: single deals instead of matches). ``progress``: a progress bar on
+    stderr. ``bootstrap``: resamples for the rating intervals (ratings only with 3+ bots). Bad
+    arguments raise before any play (see :func:`plan_round_robin`).
     """
-    return play_plan(plan_round_robin(bots, boards, rules, workers, deals, first_board, bootstrap), progress)
+    return play_plan(plan_round_robin(bots, boards, rules, workers, episode, first_board, bootstrap), progress)
 
 
 def evaluate(
@@ -137,7 +141,7 @@ def evaluate(
     boards: int = 1000,
     rules: Rules | Mapping[str, Any] | None = None,
     workers: int = 1,
-    deals: bool = False,
+    episode: str = "match",
     first_board: int = 0,
     progress: bool = False,
 ) -> PairResult:
@@ -146,4 +150,4 @@ def evaluate(
     The default ``workers=1`` plays in this process, so an in-process policy (a bot instance or
     an unpicklable factory) works, e.g. from a training callback.
     """
-    return round_robin([bot_a, bot_b], boards, rules, workers, deals, first_board, progress).pairs[0]
+    return round_robin([bot_a, bot_b], boards, rules, workers, episode, first_board, progress).pairs[0]

@@ -1,8 +1,10 @@
-"""Play one board (two matches, or two single deals, with the teams swapped) and record it.
+"""Play one board (two matches, or two deal episodes, with the teams swapped) and record it.
 
-The loop drives the engine directly: at each decision the seat to act gets exactly what the
-env's ``observe`` returns, ``{"observation": ..., "action_mask": ...}``, and nothing else.
-What the record needs is read from the engine's event log once the match is over.
+Each match runs the shared match loop (:class:`agents.match.Match`): at each decision the seat
+to act gets exactly what the env's ``observe`` returns and nothing else. What the record needs
+is read from the engine's event log once the match is over. :func:`play_board` is public
+(``eval.play_board``): its hooks see every decision and every event of both matches, for
+analyses that need more than the record.
 """
 
 from __future__ import annotations
@@ -11,20 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents import Bot
+from agents.match import DecisionHook, EventHook, Match
 from allfours_env.cards import N_SEATS
-from allfours_env.engine import (
-    AWARD_KINDS,
-    BEGGED,
-    DEAL_OVER,
-    GAVE_ONE,
-    RAN,
-    STOOD,
-    Game,
-)
-from allfours_env.observation import encode_with_mask
-from allfours_env.rules import Rules
+from allfours_env.engine import AWARD_KINDS, BEGGED, GAVE_ONE, RAN, STOOD, Game
+from allfours_env.rules import DEFAULT_RULES, Rules
 
-from .boards import MATCHES_PER_BOARD, Board
+from .boards import MATCHES_PER_BOARD, Board, make_board
 
 # Sides of a pair: bot A and bot B (record tuples are indexed by side).
 SIDE_A, SIDE_B = 0, 1
@@ -33,13 +27,13 @@ N_SIDES = 2
 DECISION_KINDS = (STOOD, BEGGED, GAVE_ONE, RAN)
 _AWARD_INDEX = {kind: i for i, kind in enumerate(AWARD_KINDS)}
 _DECISION_INDEX = {kind: i for i, kind in enumerate(DECISION_KINDS)}
-# Score of one match for A: win, tie (single deals only: equal points), loss.
+# Score of one match for A: win, tie (deal episodes only: equal points), loss.
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
 
 
 @dataclass(frozen=True)
 class MatchRecord:
-    """One match (or one deal in deal-level mode) of a board, seen from the pair (A, B).
+    """One match (or one deal, with deal episodes) of a board, seen from the pair (A, B).
 
     ``awards[side][k]`` is the points that side's team scored with award kind
     ``AWARD_KINDS[k]``; ``decisions[side][k]`` counts the side's ``DECISION_KINDS[k]``.
@@ -72,23 +66,9 @@ class BoardRecord:
         return diff / sum(m.deals for m in self.matches)
 
 
-def new_game(board: Board, rules: Rules, deal_level: bool) -> Game:
+def new_game(board: Board, rules: Rules, episode: str) -> Game:
     """The engine for one match (or deal) of ``board``: its decks and its first dealer."""
-    return Game(rules, board.deck_rng(), dealer=board.dealer, single_deal=deal_level)
-
-
-def play_game(game: Game, seat_bots: Sequence[Bot]) -> None:
-    """Let ``seat_bots[seat]`` decide for each seat until the match (or deal) is over."""
-    step = game.step
-    try:
-        while game.phase < DEAL_OVER:
-            seat = game.current
-            observation, mask = encode_with_mask(game, seat)
-            step(seat_bots[seat].act({"observation": observation, "action_mask": mask}))
-    except ValueError as error:  # an illegal action (the engine changed nothing)
-        bot = seat_bots[game.current]
-        error.add_note(f"bot {getattr(bot, 'name', type(bot).__name__)!r} at seat {game.current}")
-        raise
+    return Game(rules, board.deck_rng(), dealer=board.dealer, episode=episode)
 
 
 def match_record(game: Game, a_team: int) -> MatchRecord:
@@ -116,19 +96,29 @@ def match_record(game: Game, a_team: int) -> MatchRecord:
 
 
 def play_board(
-    board: Board, a_bots: Sequence[Bot], b_bots: Sequence[Bot], rules: Rules, deal_level: bool
+    board: int | Board,
+    a_bots: Sequence[Bot],
+    b_bots: Sequence[Bot],
+    rules: Rules = DEFAULT_RULES,
+    episode: str = "match",
+    on_decision: DecisionHook | None = None,
+    on_event: EventHook | None = None,
 ) -> BoardRecord:
-    """Play ``board`` twice, A on team 0 (seats 0, 2) then on team 1 (seats 1, 3).
+    """Play ``board`` (an id, or a :class:`Board`) twice, A on team 0 (seats 0, 2) then on team 1.
 
     ``a_bots``/``b_bots`` hold one bot per seat of the team (partners 0 and 1); every bot is
-    reset with the board's seed for its seat before the match starts.
+    reset with the board's seed for its seat before the match starts. ``episode``: "match" or
+    "deal". The hooks see both matches: ``on_decision`` every :class:`agents.match.Decision`,
+    ``on_event`` every event of the engine's log (see :mod:`agents.match`).
     """
+    if not isinstance(board, Board):
+        board = make_board(board, rules)
     matches = []
     for a_team in range(MATCHES_PER_BOARD):
         seat_bots = [(a_bots if seat % 2 == a_team else b_bots)[seat // 2] for seat in range(N_SEATS)]
         for seat, bot in enumerate(seat_bots):
             bot.reset(board.bot_seeds[seat])
-        game = new_game(board, rules, deal_level)
-        play_game(game, seat_bots)
+        game = new_game(board, rules, episode)
+        Match(game, seat_bots, on_decision, on_event).run()
         matches.append(match_record(game, a_team))
     return BoardRecord(board.board, tuple(matches))

@@ -83,8 +83,8 @@ def _bot_row(name: str, stats: BotStats) -> list[str]:
 def format_report(result: TournamentResult) -> str:
     """The readable terminal report: pairs, per-bot stats, and with 3+ bots cross-table and ratings."""
     first = result.pairs[0]
-    unit = "deals" if first.deal_level else "matches"
-    tie = ", a tied deal 0.5" if first.deal_level else ""
+    unit = "deals" if first.episode == "deal" else "matches"
+    tie = ", a tied deal 0.5" if first.episode == "deal" else ""
     rules = ", ".join(f"{k}={v}" for k, v in result.rules.items()) or "defaults"
     last_board = first.first_board + first.boards - 1
     out = [
@@ -176,7 +176,7 @@ def to_json(result: TournamentResult) -> dict[str, Any]:
                 "bots": list(result.bots),
                 "boards": first.boards,
                 "first_board": first.first_board,
-                "deal_level": first.deal_level,
+                "episode": first.episode,
                 "rules": result.rules,
                 "eval_namespace": EVAL_NAMESPACE,
             },
@@ -201,13 +201,13 @@ def _csv_writer(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> Callab
 
 def _pair_row(p: PairResult) -> list[Any]:
     return [
-        p.bot_a, p.bot_b, p.boards, p.first_board, p.deal_level, p.wins, p.splits, p.losses,
+        p.bot_a, p.bot_b, p.boards, p.first_board, p.episode, p.wins, p.splits, p.losses,
         p.win_rate, *p.win_rate_ci, p.point_diff_per_deal, *p.point_diff_ci, p.matches, p.deals,
     ]  # fmt: skip
 
 
 PAIR_HEADERS = [
-    "bot_a", "bot_b", "boards", "first_board", "deal_level", "wins", "splits", "losses",
+    "bot_a", "bot_b", "boards", "first_board", "episode", "wins", "splits", "losses",
     "win_rate", "win_rate_low", "win_rate_high", "point_diff_per_deal", "point_diff_low", "point_diff_high",
     "matches", "deals",
 ]  # fmt: skip

@@ -93,7 +93,7 @@ class PairResult:
     bot_b: str
     boards: int
     first_board: int
-    deal_level: bool
+    episode: str  # "match" or "deal"
     wins: int
     splits: int
     losses: int
@@ -114,7 +114,7 @@ class PairResult:
             "bot_b": self.bot_b,
             "boards": self.boards,
             "first_board": self.first_board,
-            "deal_level": self.deal_level,
+            "episode": self.episode,
             "wins": self.wins,
             "splits": self.splits,
             "losses": self.losses,
@@ -180,7 +180,7 @@ def _bot_stats(records: Sequence[BoardRecord], side: int) -> BotStats:
     return BotStats(points, totals, decisions)
 
 
-def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], deal_level: bool) -> PairResult:
+def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], episode: str) -> PairResult:
     """The :class:`PairResult` of one pair's board records (in board order)."""
     scores = tuple(r.score for r in records)
     n = len(scores)
@@ -191,7 +191,7 @@ def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], deal_
         bot_b=bot_b,
         boards=n,
         first_board=records[0].board,
-        deal_level=deal_level,
+        episode=episode,
         wins=sum(s > SPLIT for s in scores),
         splits=sum(s == SPLIT for s in scores),
         losses=sum(s < SPLIT for s in scores),

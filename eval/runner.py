@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
@@ -19,6 +20,7 @@ from allfours_env.rules import Rules
 from .boards import make_board
 from .bots import BotFactory
 from .play import BoardRecord, play_board
+from .processes import bind_to_parent
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task
@@ -31,12 +33,12 @@ class _Player:
     """Plays tasks with bots built on first use and kept for later tasks."""
 
     def __init__(
-        self, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, deal_level: bool
+        self, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
     ):
         self.factories = factories
         self.pairs = pairs
         self.rules = rules
-        self.deal_level = deal_level
+        self.episode = episode
         self.bots: dict[int, list[Bot]] = {}
 
     def _team(self, bot: int) -> list[Bot]:
@@ -49,7 +51,7 @@ class _Player:
         a, b = self.pairs[pair]
         a_bots, b_bots = self._team(a), self._team(b)
         return [
-            play_board(make_board(board, self.rules), a_bots, b_bots, self.rules, self.deal_level)
+            play_board(make_board(board, self.rules), a_bots, b_bots, self.rules, self.episode)
             for board in range(start, end)
         ]
 
@@ -58,10 +60,11 @@ _worker: _Player | None = None  # the player of a worker process
 
 
 def _init_worker(
-    factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, deal_level: bool
+    parent: int, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
 ) -> None:
     global _worker
-    _worker = _Player(factories, pairs, rules, deal_level)
+    bind_to_parent(parent)
+    _worker = _Player(factories, pairs, rules, episode)
 
 
 def _play_in_worker(task: Task) -> list[BoardRecord]:
@@ -79,7 +82,8 @@ def make_tasks(n_pairs: int, boards: range, workers: int) -> list[Task]:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Fork where available: workers inherit the imported modules and the bot factories."""
+    """Fork where available: workers inherit the imported modules, the bot factories and the
+    policy weights the parent already loaded (so no torch code runs in a forked worker)."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
@@ -89,7 +93,7 @@ def run_pairs(
     pairs: Sequence[tuple[int, int]],
     boards: range,
     rules: Rules,
-    deal_level: bool,
+    episode: str,
     workers: int,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[list[BoardRecord]]:
@@ -100,7 +104,7 @@ def run_pairs(
     tasks = make_tasks(len(pairs), boards, workers)
     done: dict[Task, list[BoardRecord]] = {}
     if workers == 1:
-        player = _Player(factories, pairs, rules, deal_level)
+        player = _Player(factories, pairs, rules, episode)
         for task in tasks:
             done[task] = player.play(task)
             if on_progress:
@@ -110,10 +114,11 @@ def run_pairs(
             max_workers=min(workers, len(tasks)),
             mp_context=_context(),
             initializer=_init_worker,
-            initargs=(factories, pairs, rules, deal_level),
+            initargs=(os.getpid(), factories, pairs, rules, episode),
         ) as pool:
-            pending: dict[Future, Task] = {pool.submit(_play_in_worker, task): task for task in tasks}
+            pending: dict[Future, Task] = {}
             try:
+                pending.update((pool.submit(_play_in_worker, task), task) for task in tasks)
                 while pending:
                     finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in finished:
@@ -121,7 +126,9 @@ def run_pairs(
                         done[task] = future.result()
                         if on_progress:
                             on_progress(task[2] - task[1])
-            except BaseException:
+            except BaseException:  # Ctrl-C or a failed task: stop now, not after the running tasks
+                for process in list(pool._processes.values()):  # the executor has no public kill
+                    process.kill()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     results: list[list[BoardRecord]] = [[] for _ in pairs]

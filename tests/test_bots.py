@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import allfours_env
 from agents import known_bots, make
 from agents.hand_reading import game_value, read_trick, trick_winner, unseen, voids
+from agents.match import Decision, Match
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, decode, parse_card
 from allfours_env.cards import FULL_DECK, SUIT_MASK, bits_of
-from allfours_env.engine import DEAL_OVER, PLAY, Game
+from allfours_env.engine import PLAY, Game
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 from tests.deck_builder import build_deck
@@ -26,22 +26,21 @@ VARIANTS = (
 
 
 def play_match(bots: list, seed: int, **rules) -> tuple[list[int], tuple[int, int]]:
-    """One match, seat s played by ``bots[s]``; every action is checked against the mask."""
-    env = allfours_env.env(**rules)
-    env.reset(seed=seed)
+    """One match (the deals of ``env.reset(seed=seed)``), seat s played by ``bots[s]``; every
+    action is checked against the mask."""
+    game = Game(Rules(**rules), np.random.default_rng(seed))
     for bot in bots:
         bot.reset(seed)
     actions = []
-    for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = bots[int(agent[-1])].act(obs)
-        assert obs["action_mask"][action] == 1, f"{agent} chose illegal action {action}"
-        actions.append(action)
-        env.step(action)
-    return actions, env.unwrapped.scores
+
+    def check(decision: Decision) -> None:
+        assert decision.observation["action_mask"][decision.action] == 1, (
+            f"player_{decision.seat} chose illegal action {decision.action}"
+        )
+        actions.append(decision.action)
+
+    Match(game, bots, on_decision=check).run()
+    return actions, tuple(game.scores)
 
 
 def cards(text: str) -> list[int]:
@@ -134,22 +133,21 @@ def test_game_value_and_unseen_cards():
 def test_void_reading_matches_the_hands():
     bots = [make("expert") for _ in range(4)]
     flagged = 0
+
+    def check_voids(decision: Decision) -> None:
+        nonlocal flagged
+        game, seat = decision.game, decision.seat
+        if game.phase == PLAY:
+            view = decode(decision.observation)
+            shown = voids(view, view.trump)
+            for rel in range(1, 4):
+                for suit in range(4):
+                    if shown[rel] >> suit & 1:
+                        flagged += 1
+                        assert not game.hands[(seat + rel) % 4] & SUIT_MASK[suit]
+
     for seed in range(30):
-        game = Game(Rules(), np.random.default_rng(seed), dealer=seed % 4)
-        while game.phase < DEAL_OVER:
-            seat = game.current
-            obs, mask = encode_with_mask(game, seat)
-            observation = {"observation": obs, "action_mask": mask}
-            action = bots[seat].act(observation)
-            if game.phase == PLAY:
-                view = decode(observation)
-                shown = voids(view, view.trump)
-                for rel in range(1, 4):
-                    for suit in range(4):
-                        if shown[rel] >> suit & 1:
-                            flagged += 1
-                            assert not game.hands[(seat + rel) % 4] & SUIT_MASK[suit]
-            game.step(action)
+        Match(Game(Rules(), np.random.default_rng(seed), dealer=seed % 4), bots, on_decision=check_voids).run()
     assert flagged > 100
 
 

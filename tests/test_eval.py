@@ -12,11 +12,9 @@ import pytest
 import eval as ev
 from allfours_env import decode
 from allfours_env.rules import DEFAULT_RULES, Rules
-from eval import play
 from allfours_env.rules import parse_rule_value
 from eval.__main__ import main
 from eval.boards import EVAL_NAMESPACE, make_board
-from eval.play import play_board
 from eval.stats import bootstrap_bradley_terry, bradley_terry, mean_interval, wilson_interval
 
 
@@ -67,24 +65,23 @@ def test_boards_are_deterministic_and_distinct():
         make_board(-1, DEFAULT_RULES)
 
 
-@pytest.mark.parametrize("deal_level", [False, True])
-def test_duplicate_pair_swaps_seats_and_reuses_decks(monkeypatch, deal_level):
+@pytest.mark.parametrize("episode", ["match", "deal"])
+def test_duplicate_pair_swaps_seats_and_reuses_decks(episode):
     games = []
-    original = play.new_game
 
-    def recording_new_game(*args):
-        games.append(original(*args))
-        return games[-1]
+    def record_game(decision):  # the per-decision hook sees the game of each match
+        if not games or games[-1] is not decision.game:
+            games.append(decision.game)
 
-    monkeypatch.setattr(play, "new_game", recording_new_game)
     log: list = []
-    board = make_board(3, DEFAULT_RULES)
     a_bots, b_bots = [Spy("A", log), Spy("A", log)], [Spy("B", log), Spy("B", log)]
-    record = play_board(board, a_bots, b_bots, DEFAULT_RULES, deal_level)
+    events: list = []
+    record = ev.play_board(3, a_bots, b_bots, DEFAULT_RULES, episode, on_decision=record_game, on_event=events.append)
 
     # Same decks and dealer, same (deterministic) play: the two event logs are identical ...
     assert len(games) == 2
     assert games[0].events == games[1].events
+    assert events == games[0].events + games[1].events  # the event hook saw both logs, in order
     # ... and every decision A took in match 0 (seats 0, 2) was B's in match 1 and vice versa.
     half = len(log) // 2
     first, second = log[:half], log[half:]
@@ -155,9 +152,9 @@ def test_evaluate_statistics_are_consistent():
     assert a.beg_rate == 1.0 and b.give_one_rate + b.run_rate == pytest.approx(1.0)  # HighestLegal always begs
 
 
-def test_deal_level_mode_and_rules():
-    r = ev.evaluate(LowestLegal(), HighestLegal, boards=5, deals=True, rules={"target_score": 7})
-    assert r.deal_level and r.matches == 10 and r.deals >= 10
+def test_deal_episodes_and_rules():
+    r = ev.evaluate(LowestLegal(), HighestLegal, boards=5, episode="deal", rules={"target_score": 7})
+    assert r.episode == "deal" and r.matches == 10 and r.deals >= 10
     assert all(s in (0.0, 0.25, 0.5, 0.75, 1.0) for s in r.board_scores)
     with pytest.raises(ValueError, match="target_score"):
         ev.evaluate("random", "random", boards=1, rules={"target_score": 0})

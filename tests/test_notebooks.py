@@ -9,6 +9,7 @@ does, ``ALLFOURS_NOTEBOOK_SMALL=1`` (the notebooks' budget knobs shrink) and
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def test_notebook_runs_with_small_budgets(path, tmp_path, monkeypatch):
     monkeypatch.setenv("ALLFOURS_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("ALLFOURS_NOTEBOOK_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    # The kernel imports this checkout's packages, not another copy installed in the environment.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(NOTEBOOK_DIR.parent), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         nb,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable, Sequence
 
 import pytest
 
+import agents
 import agents.builtin
-from agents.play import GOODBYE, MENU_PREFIX, PROMPT, main, make_bots, play, read_choice
+from agents.play import GOODBYE, HELP_TEXT, MENU_PREFIX, PROMPT, main, make_bots, play, read_choice, watch
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, parse_card
 from allfours_env.cards import N_CARDS, card_text
 
@@ -202,3 +204,96 @@ def test_missing_pretrained_policy_is_explained(monkeypatch, tmp_path, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "bot 'pretrained' needs the trained policy" in err and "python -m train" in err
+
+
+def test_help_and_rules_are_answered_and_asked_again():
+    script = Script(["help", "rules", first_label, "q"])
+    assert run(script) == 0
+    assert HELP_TEXT in script.lines
+    rules_text = next(line for line in script.lines if line.startswith("Rules of this match"))
+    assert "target_score = 7   (default 14)" in rules_text and "undertrump = allowed\n" in rules_text
+    assert "Not accepted" not in script.text
+    assert script.text.count(PROMPT) == 4  # help and rules, then the card, then q
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ("³", "cannot read '³'"),  # a digit to Python, not a number
+        ("7" * 5000, "there is no choice '77777"),
+        ("\udcff\udcfe", "it is not UTF-8 text"),  # what undecodable bytes become on a piped stdin
+        ("\ufffd", "it is not UTF-8 text"),
+        ("x" * 1_000_000, "... (1,000,000 characters)"),
+    ],
+)
+def test_odd_input_is_refused_clearly_and_briefly(answer, message):
+    script = Script([answer, "q"])
+    assert run(script) == 0
+    refusal = next(line for line in script.lines if line.startswith("Not accepted"))
+    assert message in refusal and len(refusal) < 300
+
+
+def test_undecodable_input_from_the_terminal_is_refused():
+    def undecodable(lines: list[str]) -> str:
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    script = Script([undecodable, "q"])
+    assert run(script) == 0
+    assert any("it is not UTF-8 text" in line for line in script.lines)
+
+
+def test_closed_stdin_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", None)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--seed", "1"])
+    assert exit_info.value.code == 2
+    assert "standard input is closed" in capsys.readouterr().err
+
+
+def test_watch_narrates_four_bots_to_the_result():
+    lines: list[str] = []
+    bots = [agents.make(name) for name in ("expert", "random", "rule_based", "random")]
+    assert watch(lines.append, bots, seed=3, rules=SHORT) == 0
+    text = "\n".join(lines)
+    assert "player_0: expert  player_1: random  player_2: rule_based  player_3: random." in text
+    assert {f"player_{s}" for s in range(4)} <= set(re.findall(r"^  (player_\d) plays", text, re.M))
+    assert re.search(r"^  deal 1 scored, score: team 0 \d+, team 1 \d+$", text, re.M)
+    assert re.search(r"^Match over: team \d wins, team 0 \d+ - team 1 \d+\.$", text, re.M)
+    again: list[str] = []
+    watch(again.append, [agents.make(name) for name in ("expert", "random", "rule_based", "random")], 3, SHORT)
+    assert again == lines
+
+
+def test_watch_saves_a_gif_with_a_frame_per_decision(tmp_path, capsys):
+    PIL = pytest.importorskip("PIL.Image")
+    path = tmp_path / "match.gif"
+    assert main(["--watch", "--seed", "2", "--rule", "target_score=3", "--save", str(path)]) == 0
+    frames = int(re.search(r"saved (\d+) frames", capsys.readouterr().out)[1])
+    with PIL.open(path) as image:
+        assert image.n_frames == frames > 10 and image.size == (960, 720)
+    assert [p.name for p in tmp_path.iterdir()] == ["match.gif"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--save", "m.gif"], "--save records a watched match: add --watch"),
+        (["--watch", "--save", "m.png"], "--save takes a .gif or .mp4"),
+        (["--watch", "--save", "/no/such/folder/m.gif"], "does not exist"),
+        (["--watch", "--bot", "nobody"], "unknown bot 'nobody'"),
+    ],
+)
+def test_bad_watch_options_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_mp4_without_imageio_is_refused_with_the_way_out(capsys):
+    if importlib.util.find_spec("imageio") is not None:
+        pytest.skip("imageio is installed: .mp4 works")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--watch", "--save", "match.mp4"])
+    assert exit_info.value.code == 2
+    assert "needs imageio" in capsys.readouterr().err

@@ -94,7 +94,7 @@ def test_random_matches_keep_the_invariants(variant):
 def test_hands_after_runs_hold_9_or_12_cards_and_are_equal():
     sizes = set()
     for seed in range(300):
-        game = Game(Rules(), np.random.default_rng(seed), single_deal=True)
+        game = Game(Rules(), np.random.default_rng(seed), episode="deal")
         while game.phase not in (PLAY, MATCH_OVER):
             game.step(game.legal_actions()[-1])  # BEG, then RUN whenever possible
         if game.phase == PLAY:

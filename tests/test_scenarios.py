@@ -63,10 +63,10 @@ def cset(text: str) -> set[int]:
     return {C(t) for t in text.split()}
 
 
-def new_game(*decks, dealer=0, rules=DEFAULT, scores=(0, 0), single_deal=True) -> Game:
+def new_game(*decks, dealer=0, rules=DEFAULT, scores=(0, 0), episode="deal") -> Game:
     """A game over the given decks; later deals (if any) come from a seeded generator."""
     rng = np.random.default_rng(0)
-    return Game(rules, rng, decks=list(decks), dealer=dealer, scores=scores, single_deal=single_deal)
+    return Game(rules, rng, decks=list(decks), dealer=dealer, scores=scores, episode=episode)
 
 
 def play(game: Game, *cards: str | None) -> None:
@@ -126,7 +126,7 @@ def test_deck_builder_places_requested_cards():
 def test_c01_deal_order_beggar_leader_and_next_dealer():
     """1. Dealer 0: cards go to seats 1,2,3,0 in order, beggar 1, seat 1 leads, next dealer 1."""
     deck = [int(c) for c in np.random.default_rng(7).permutation(52)]
-    game = new_game(deck, build_deck(kicks=["2C"]), dealer=0, single_deal=False)
+    game = new_game(deck, build_deck(kicks=["2C"]), dealer=0, episode="match")
     for k in range(24):
         assert deck[k] in game.hand((1 + k) % 4)
     assert game.beggar == 1 and game.current == 1 and game.phase == STAND_OR_BEG
@@ -151,7 +151,7 @@ def test_c02_six_cards_each_kick_is_25th_card_stock_27():
 
 def test_c03_deal_passes_from_seat_3_to_seat_0():
     """3. Dealer 3 and a completed hand: the next dealer is seat 0 and the beggar seat 1."""
-    game = new_game(build_deck(dealer=3, kicks=["2C"]), build_deck(dealer=0, kicks=["3C"]), dealer=3, single_deal=False)
+    game = new_game(build_deck(dealer=3, kicks=["2C"]), build_deck(dealer=0, kicks=["3C"]), dealer=3, episode="match")
     assert game.beggar == 0
     game.step(STAND)
     finish(game)
@@ -791,7 +791,7 @@ def test_c54_kick_to_thirteen_does_not_win():
 
 def test_c55_redeal_does_not_rotate_the_deal():
     """55. Dealer 0; pack exhausted and redealt (test 17); that deal completes: the next dealer is seat 1."""
-    game = new_game(build_deck(kicks=["AH", "6H", "JH", "3H"]), build_deck(kicks=["7C"]), single_deal=False)
+    game = new_game(build_deck(kicks=["AH", "6H", "JH", "3H"]), build_deck(kicks=["7C"]), episode="match")
     game.step(BEG)
     game.step(RUN)
     assert game.deal_number == 2 and game.dealer == 0 and game.scores == [6, 0]

@@ -1,4 +1,4 @@
-"""Every RULES.md Part C scenario again, with the vector engine mirroring the scalar one.
+"""Every docs/rules.md Part C scenario again, with the vector engine mirroring the scalar one.
 
 The scenario tests of :mod:`tests.test_scenarios` are collected here a second time, with their
 ``Game`` replaced by :class:`tests.vector_mirror.MirroredGame`: each position they build is also

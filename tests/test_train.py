@@ -9,12 +9,13 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-import allfours_env  # noqa: E402
-from allfours_env import OBS_SIZE  # noqa: E402
-from allfours_env.engine import AWARD_KINDS  # noqa: E402
+from agents.match import Decision, Match  # noqa: E402
+from allfours_env.engine import AWARD_KINDS, Game  # noqa: E402
+from allfours_env.rules import Rules  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
 from train.team_env import TeamEnv  # noqa: E402
+from tests.test_single import play_episode  # noqa: E402
 
 
 def random_opponents(rng: np.random.Generator):
@@ -23,40 +24,19 @@ def random_opponents(rng: np.random.Generator):
     return bot
 
 
-def play_team_episode(env: TeamEnv, seed: int) -> tuple[float, int, bool]:
-    """Play one match with random learner moves; return (total reward, steps, opponent moved last)."""
-    obs, _ = env.reset(seed=seed)
-    picker = np.random.default_rng(seed)
-    total, steps = 0.0, 0
-    while True:
-        mask = env.action_masks()
-        game = env.aec.game
-        assert game.current % 2 == env.team, "the learner is asked to act for the other team"
-        assert mask.nonzero()[0].tolist() == game.legal_actions()
-        np.testing.assert_array_equal(obs[:OBS_SIZE], allfours_env.observation.encode(game, game.current))
-        legal = np.flatnonzero(mask)
-        events_before = len(game.events)
-        obs, reward, terminated, truncated, _ = env.step(int(legal[picker.integers(len(legal))]))
-        total += reward
-        steps += 1
-        if terminated:
-            plays_after = [e for e in game.events[events_before:] if e.kind == "play"]
-            return total, steps, len(plays_after) > 1
-
-
 @pytest.mark.parametrize("target", [14, 7])
 def test_points_reward_counts_every_award_once_for_the_right_team(target):
     env = TeamEnv(random_opponents, {"target_score": target}, reward="points")
     opponent_last = 0
     for seed in range(150):
-        total, _, opp_last = play_team_episode(env, seed)
+        total, _, opp_last = play_episode(env, seed)
         opponent_last += opp_last
         own = other = 0
-        for ev in env.aec.game.events:
+        for ev in env.match.game.events:
             if ev.kind in AWARD_KINDS:
                 own += ev.points if ev.team == env.team else 0
                 other += ev.points if ev.team != env.team else 0
-        assert (own, other) == (env.aec.scores[env.team], env.aec.scores[1 - env.team])
+        assert (own, other) == (env.match.game.scores[env.team], env.match.game.scores[1 - env.team])
         assert total * target == pytest.approx(own - other)
     assert opponent_last > 10  # the case where the final award follows an opponent's move is covered
 
@@ -65,9 +45,9 @@ def test_match_reward_reaches_the_learner_whoever_moves_last():
     env = TeamEnv(random_opponents, reward="match")
     teams = set()
     for seed in range(80):
-        total, _, _ = play_team_episode(env, seed)
+        total, _, _ = play_episode(env, seed)
         teams.add(env.team)
-        assert total == (1.0 if env.aec.game.winner == env.team else -1.0)
+        assert total == (1.0 if env.match.game.winner == env.team else -1.0)
     assert teams == {0, 1}
 
 
@@ -116,17 +96,14 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys):
         train_main([*common, "--run-name", "whole"])
     assert "already holds a run" in capsys.readouterr().err
     # Reloaded as bots, from the SB3 checkpoint and from the export, they agree and play legally.
-    bots = [agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))]
-    env = allfours_env.env()
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        actions = {bot.act(obs) for bot in bots}
-        assert len(actions) == 1
-        env.step(actions.pop())
+    sb3_bot, numpy_bot = agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))
+
+    def agree(decision: Decision) -> None:
+        assert numpy_bot.act(decision.observation) == decision.action
+
+    game = Game(Rules(), np.random.default_rng(0))
+    Match(game, [sb3_bot] * 4, on_decision=agree).run()  # an illegal action would raise
+    assert game.winner in (0, 1)
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path, capsys):
@@ -145,3 +122,26 @@ def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not an npz")
     with pytest.raises(ValueError, match="not a readable policy export"):
         agents.make(str(tmp_path / "bad.npz"))
+
+
+def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
+    seen = {}
+
+    def fake_train(config, resume=False, progress=True):
+        seen["rules"] = config.rules
+        return tmp_path / "final.zip"
+
+    monkeypatch.setattr("train.run.train", fake_train)
+    quick = str(CONFIG_DIR / "quick.yaml")
+    argv = ["--config", quick, "--rule", "target_score=7", "--rule", "undertrump=forbidden_when_can_follow"]
+    assert train_main(argv) == 0
+    expected = {**load_config(quick).rules, "target_score": 7, "undertrump": "forbidden_when_can_follow"}
+    assert seen["rules"] == expected
+    for argv, message in (
+        (["--rule", "colour=red"], "unknown rule 'colour'"),
+        (["--rule", "target_score=0"], "'target_score' must be a positive integer"),
+        (["--rule", "target_score=7", "--resume"], "--rule cannot change a resumed run"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            train_main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err

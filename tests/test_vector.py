@@ -3,7 +3,7 @@
 The differential test plays 10,000 random matches in lockstep on both engines, from the same
 decks, dealers and starting scores, over random rule sets covering all 13 keys of table A0, and
 compares at every decision: the seat to act, the legal mask, the observation, the points gained,
-the scores and the end of the match. (tests/test_scenarios_vector.py runs the RULES.md Part C
+the scores and the end of the match. (tests/test_scenarios_vector.py runs the docs/rules.md Part C
 scenarios through both engines.)
 """
 
@@ -63,7 +63,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
     rules = Rules(**rules_kwargs)
     starts = random_starts(rng, rules, n)
     games = [
-        Game(rules, decks=s["decks"], dealer=s.get("dealer"), scores=s.get("scores"), single_deal=episode == "deal")
+        Game(rules, decks=s["decks"], dealer=s.get("dealer"), scores=s.get("scores"), episode=episode)
         for s in starts
     ]
     vg = VectorGame(n, episode=episode, **rules_kwargs)

@@ -39,9 +39,9 @@ def award_points(game: Game, since: int) -> np.ndarray:
 
 
 class MirroredGame(Game):
-    def __init__(self, rules=DEFAULT_RULES, rng=None, *, decks=None, dealer=None, scores=None, single_deal=False):
+    def __init__(self, rules=DEFAULT_RULES, rng=None, *, decks=None, dealer=None, scores=None, episode="match"):
         ahead = copy.deepcopy(rng)
-        super().__init__(rules, rng, decks=decks, dealer=dealer, scores=scores, single_deal=single_deal)
+        super().__init__(rules, rng, decks=decks, dealer=dealer, scores=scores, episode=episode)
         # The decks the scalar game will deal: the given ones, then its generator's, drawn ahead
         # from a copy (after the draw of the first dealer, as the engine does).
         given = [list(d) for d in (decks or [])]
@@ -49,7 +49,7 @@ class MirroredGame(Game):
             if dealer is None and not isinstance(rules.first_dealer, int):
                 Game._first_dealer(SimpleNamespace(rules=rules, rng=ahead))
             given += [ahead.permutation(N_CARDS).tolist() for _ in range(EXTRA_DECKS)]
-        self.vector = VectorGame(1, episode="deal" if single_deal else "match", **dataclasses.asdict(rules))
+        self.vector = VectorGame(1, episode=episode, **dataclasses.asdict(rules))
         self.vector.reset(options=[{"decks": given, "dealer": self.dealer, "scores": scores}])
         self._seen = 0
         self.compare(self.vector._points[0])

@@ -3,40 +3,77 @@
     python -m train                                   # the real run, into runs/default/
     python -m train --config configs/quick.yaml       # a one-minute smoke run
     python -m train --run-name try1 --total-steps 500000 --seed 3
-    python -m train --run-name try1 --resume          # continue an interrupted run
+    python -m train --run-name try1 --resume          # continue an interrupted run (its own config)
+    python -m train --run-name try1 --resume --total-steps 4000000   # extend it
+    python -m train --rule target_score=7 --rule kick_points=tobago   # a rule variant
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 
+from allfours_env.rules import parse_rule_options
+
 from .checkpoints import ResumeError
-from .config import DEFAULT_CONFIG, ConfigError, load_config
+from .config import DEFAULT_CONFIG, ConfigError, load_config, run_config_file
+from .lock import RunInUseError
+
+INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="YAML config file (default: %(default)s)")
+    parser.add_argument(
+        "--config", help=f"YAML config file (default: {DEFAULT_CONFIG}; with --resume: the run's own config.yaml)"
+    )
     parser.add_argument("--total-steps", type=int, help="environment steps to train for")
     parser.add_argument("--seed", type=int, help="seed of the run")
     parser.add_argument("--run-name", help="folder name of the run under the output folder")
     parser.add_argument("--output-dir", help="where runs are written (default: runs)")
     parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE",
+        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, "
+        "e.g. --rule target_score=7",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.rule and args.resume:
+        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
+    try:
+        rules = parse_rule_options(args.rule)
+    except ValueError as err:
+        parser.error(str(err))
+    config_file = args.config or DEFAULT_CONFIG
+    if args.resume and args.config is None:
+        config_file = run_config_file(args.run_name, args.output_dir)
+        if not config_file.is_file():
+            parser.exit(2, f"python -m train: error: nothing to resume: no run in {config_file.parent}\n")
     try:
         config = load_config(
-            args.config, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir
+            config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir
         )
+        if rules:
+            config = dataclasses.replace(config, rules={**config.rules, **rules})
         from .run import train  # imported here so that config errors come fast, before torch loads
 
-        final = train(config, resume=args.resume, progress=not args.quiet)
-    except (ConfigError, ResumeError) as err:
+        final = train(config, resume=args.resume, progress=not args.quiet, extend=args.total_steps is not None)
+    except (ConfigError, ResumeError, RunInUseError) as err:
         parser.exit(2, f"python -m train: error: {err}\n")
+    except KeyboardInterrupt as err:
+        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
+        return INTERRUPTED_EXIT
     print(f"final policy: {final} (and {final.with_suffix('.npz')}); tensorboard --logdir {config.run_dir}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code == INTERRUPTED_EXIT:  # all is saved and closed: skip the second or two of torch's teardown
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -17,8 +17,11 @@ import yaml
 
 from allfours_env.rules import Rules
 
+from .opponents import SELF, SNAPSHOT
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
+RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
 
 
 class ConfigError(ValueError):
@@ -83,13 +86,12 @@ class TrainConfig:
             Rules.from_kwargs(**self.rules)
         except (TypeError, ValueError) as err:
             raise ConfigError(f"rules: {err}") from None
-        if self.imitate:
-            import agents  # the check is cheap: make() only builds the bot
-
-            try:
-                agents.make(self.imitate)
-            except (ValueError, FileNotFoundError) as err:
-                raise ConfigError(f"imitate: {err}") from None
+        pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
+        imitate = [self.imitate] if self.imitate else []
+        bots = {"imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents}
+        for key, names in bots.items():
+            for name in names:
+                _check_bot(key, name)
         if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
             raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
 
@@ -99,6 +101,16 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _check_bot(key: str, name: str) -> None:
+    """Build the bot ``name`` once, so that a typo fails now and not in the middle of training."""
+    import agents  # the check is cheap: make() only builds the bot
+
+    try:
+        agents.make(name)
+    except (ValueError, FileNotFoundError) as err:
+        raise ConfigError(f"{key}: {err}") from None
 
 
 def _hints() -> dict[str, Any]:
@@ -136,9 +148,11 @@ def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainCon
     if not path.is_file():
         raise ConfigError(f"no config file at {path}; the shipped ones are in {CONFIG_DIR}")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if data is None:
+        raise ConfigError(f"{path} is empty; a config lists option: value lines (see {DEFAULT_CONFIG})")
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping of option: value, got {type(data).__name__}")
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -154,3 +168,11 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         return TrainConfig(**data)
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
+
+
+def run_config_file(run_name: str | None, output_dir: str | None) -> Path:
+    """The saved config of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
+    defaults = yaml.safe_load(DEFAULT_CONFIG.read_text()) if DEFAULT_CONFIG.is_file() else {}
+    run_name = run_name or defaults.get("run_name", TrainConfig.run_name)
+    output_dir = output_dir or defaults.get("output_dir", TrainConfig.output_dir)
+    return Path(output_dir) / run_name / RUN_CONFIG_FILE

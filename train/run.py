@@ -1,13 +1,20 @@
 """Self-play training with MaskablePPO, top to bottom.
 
-1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/``.
+1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/`` and lock it for this
+   run (:mod:`train.lock`). A resumed run keeps its own saved config (only ``total_steps`` may
+   change, when asked explicitly) and starts from its newest intact checkpoint.
 2. Build ``n_envs`` team envs (:mod:`train.team_env`), each with an opponent pool.
-3. Build (or load) the MaskablePPO model; pin torch to one thread. A new model may first
-   imitate a teacher bot (:mod:`train.imitation`).
+3. Build the MaskablePPO model; pin torch to one thread. A new model may first imitate a
+   teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
+   state and counters (read as data: :mod:`train.checkpoints`).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
 5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``).
+
+Ctrl-C stops training at once: env workers ignore SIGINT and are killed by the trainer (they
+also die with it on ``kill -9``), checkpoint and final writes finish first, and one line says
+which checkpoint was kept and how to resume.
 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
@@ -18,9 +25,11 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,26 +43,61 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, save_weights, weights_from_policy
 from eval import evaluate
+from eval.processes import bind_to_parent, interrupts_deferred
 
 from . import imitation
-from .checkpoints import ResumeError, latest_checkpoint, load_state, save_checkpoint, write_text_atomic
-from .config import ConfigError, TrainConfig, config_from_dict
+from .checkpoints import (
+    ResumeError, candidates, load_model_params, load_state, newest_intact, save_checkpoint, write_text_atomic,
+)  # fmt: skip
+from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
+from .lock import RunLock
 from .opponents import OpponentPool
 from .team_env import TeamEnv
 
-CONFIG_FILE = "config.yaml"
 TB_NAME = "tensorboard"
 PROGRESS_SECONDS = 10.0  # at most one progress line this often, and one after each evaluation
+# what SB3 keeps besides weights and optimizer to continue exactly (saved in state.pkl, not its pickled zip data)
+SB3_COUNTERS = (
+    "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
+    "ep_info_buffer", "ep_success_buffer",
+)  # fmt: skip
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during training; the message says what was kept and how to resume."""
+
+
+def say(text: str) -> None:
+    print(f"[train] {text}", file=sys.stderr, flush=True)
 
 
 def make_env(config: TrainConfig) -> TeamEnv:
     return TeamEnv(OpponentPool(config.opponents, config.max_snapshots), config.rules, config.reward)
 
 
+def _env_in_worker(config: TrainConfig, parent: int) -> TeamEnv:
+    bind_to_parent(parent)  # Ctrl-C is the trainer's; the worker dies with it
+    return make_env(config)
+
+
 def make_vec_env(config: TrainConfig) -> VecEnv:
-    fns = [lambda: make_env(config) for _ in range(config.n_envs)]
-    vec_env = SubprocVecEnv(fns, start_method="fork") if config.subprocess_envs else DummyVecEnv(fns)
+    if config.subprocess_envs:
+        vec_env = SubprocVecEnv([partial(_env_in_worker, config, os.getpid())] * config.n_envs, start_method="fork")
+    else:
+        vec_env = DummyVecEnv([partial(make_env, config)] * config.n_envs)
     return VecMonitor(vec_env)  # episode returns and lengths for rollout/ep_rew_mean
+
+
+def stop_env(env: VecEnv, interrupted: bool) -> None:
+    """Close the envs; after Ctrl-C, kill env workers instead (a pipe may hold a half-read reply)."""
+    workers = getattr(env.unwrapped, "processes", [])
+    if interrupted and workers:
+        for process in workers:
+            process.kill()
+            process.join()
+        env.unwrapped.closed = True
+    else:
+        env.close()
 
 
 def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
@@ -181,11 +225,13 @@ class Trainer(BaseCallback):
         state = {
             "trainer": self.state(),
             "env_states": env_states,
-            "torch_rng": torch.get_rng_state(),
+            "sb3": {name: getattr(self.model, name) for name in SB3_COUNTERS},
+            "torch_rng": torch.get_rng_state().numpy(),
             "numpy_global_rng": np.random.get_state(),  # SB3 shuffles minibatches with it
             "python_rng": random.getstate(),
         }
-        save_checkpoint(self.config.run_dir, self.num_timesteps, self.model, state)
+        with interrupts_deferred():
+            save_checkpoint(self.config.run_dir, self.num_timesteps, self.model, state)
 
     def _print_progress(self) -> None:
         if not self.progress:
@@ -219,51 +265,124 @@ def warm_start(model: MaskablePPO, config: TrainConfig, progress: bool) -> None:
         )
 
 
-def train(config: TrainConfig, resume: bool = False, progress: bool = True) -> Path:
-    """Run (or resume) training; returns the path of the final SB3 checkpoint."""
+def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    return load_state(folder), load_model_params(folder)
+
+
+def _resumed_config(given: TrainConfig, step: int, extend: bool) -> TrainConfig:
+    """The run's own config; ``given`` may only differ in ``total_steps``, and only with ``extend``."""
+    path = given.run_dir / RUN_CONFIG_FILE
+    saved = load_config(path)
+    identity = ("run_name", "output_dir", "total_steps")  # the folder names the run; total_steps: below
+    mine, theirs = saved.to_dict(), given.to_dict()
+    differ = [
+        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
+    ]
+    if differ:
+        raise ResumeError(
+            f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
+            f"{'; '.join(differ)}. Resume without --config and --seed, or start a new run with another --run-name"
+        )
+    if given.total_steps == saved.total_steps:
+        return given
+    if not extend:
+        raise ResumeError(
+            f"total_steps of {given.run_dir} is {saved.total_steps:,}, the config given says {given.total_steps:,}; "
+            f"pass --total-steps {given.total_steps} to change it explicitly"
+        )
+    if given.total_steps <= step:
+        raise ResumeError(f"the run is at step {step:,} already; --total-steps must be more than that to extend it")
+    write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
+    say(f"total_steps of the run changed from {saved.total_steps:,} to {given.total_steps:,} (written to {path})")
+    return given
+
+
+def _restore(
+    model: MaskablePPO, env: VecEnv, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
+) -> None:
+    try:
+        model.set_parameters(params, exact_match=True, device="cpu")
+        for name in SB3_COUNTERS:
+            setattr(model, name, state["sb3"][name])
+        for i, env_state in enumerate(state["env_states"]):
+            env.env_method("set_state", env_state, indices=[i])
+        torch.set_rng_state(torch.from_numpy(state["torch_rng"]))
+        np.random.set_state(state["numpy_global_rng"])
+        random.setstate(state["python_rng"])
+        trainer.restore(state["trainer"])
+    except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as err:
+        raise ResumeError(f"checkpoint {folder} does not fit this run: {type(err).__name__}: {err}") from None
+
+
+def train(config: TrainConfig, resume: bool = False, progress: bool = True, extend: bool = False) -> Path:
+    """Run (or resume) training; returns the path of the final SB3 checkpoint.
+
+    With ``resume``, ``config`` must equal the run's saved config but for ``total_steps``, which
+    may differ only when ``extend`` is true (the command line's ``--total-steps``). Raises
+    ConfigError, ResumeError, ``train.lock.RunInUseError``, or TrainingInterrupted on Ctrl-C.
+    """
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
     run_dir = config.run_dir
-    config_path = run_dir / CONFIG_FILE
-    if resume:
-        folder = latest_checkpoint(run_dir)
-        saved = yaml.safe_load(config_path.read_text()) if config_path.is_file() else None
-        if saved is None:
-            raise ResumeError(f"cannot resume {run_dir}: {config_path} is missing")
-        saved["total_steps"] = config.total_steps if config.total_steps != saved["total_steps"] else saved["total_steps"]
-        config = config_from_dict(saved, source=str(config_path))
-    elif (run_dir / "checkpoints").exists() or (run_dir / "final.zip").exists():
-        raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
+    if resume and not (run_dir / RUN_CONFIG_FILE).is_file():
+        raise ResumeError(f"nothing to resume: no run in {run_dir} (no {RUN_CONFIG_FILE})")
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(config_path, yaml.safe_dump(config.to_dict(), sort_keys=False))
+    with RunLock(run_dir) as lock:
+        if lock.stale_pid is not None and lock.stale_pid != os.getpid():
+            say(f"took over the lock of process {lock.stale_pid}, which no longer runs")
+        return _train_locked(config, resume, progress, extend)
+
+
+def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: bool) -> Path:
+    run_dir = config.run_dir
+    if resume:
+        folder, (state, params), skipped = newest_intact(run_dir, _read_checkpoint)
+        for reason in skipped:
+            say(f"skipping a damaged checkpoint: {reason}")
+        step = state["sb3"]["num_timesteps"]
+        config = _resumed_config(config, step, extend)
+        say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
+    else:
+        if (run_dir / "checkpoints").exists() or (run_dir / "final.zip").exists():
+            raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
+        write_text_atomic(run_dir / RUN_CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
 
     env = make_vec_env(config)
     trainer = Trainer(config, progress)
+    model: MaskablePPO | None = None
+    interrupted = False
     try:
+        model = new_model(config, env)
         if resume:
-            state = load_state(folder)
-            try:
-                # force_reset=False keeps the saved last observations: the envs continue their matches
-                model = MaskablePPO.load(folder / "model.zip", env=env, device="cpu", force_reset=False)
-            except Exception as err:
-                raise ResumeError(f"cannot read {folder / 'model.zip'}: {type(err).__name__}: {err}") from None
-            for i, env_state in enumerate(state["env_states"]):
-                env.env_method("set_state", env_state, indices=[i])
-            torch.set_rng_state(state["torch_rng"])
-            np.random.set_state(state["numpy_global_rng"])
-            random.setstate(state["python_rng"])
-            trainer.restore(state["trainer"])
-        else:
-            model = new_model(config, env)
-            if config.imitate:
-                warm_start(model, config, progress)
+            _restore(model, env, trainer, state, params, folder)
+        elif config.imitate:
+            warm_start(model, config, progress)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
-            model.learn(total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME)
+            model.learn(
+                total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME
+            )
         final = run_dir / "final.zip"
-        tmp = run_dir / ".final.tmp.zip"
-        model.save(tmp)
-        tmp.replace(final)
-        save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
+        with interrupts_deferred():
+            tmp = run_dir / ".final.tmp.zip"
+            model.save(tmp)
+            tmp.replace(final)
+            save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
         return final
+    except KeyboardInterrupt:
+        interrupted = True
+        if model is not None:
+            model.logger.close()  # the tensorboard events written so far stay readable
+        raise TrainingInterrupted(_interrupted_message(config, model)) from None
     finally:
-        env.close()
+        stop_env(env, interrupted)
+
+
+def _interrupted_message(config: TrainConfig, model: MaskablePPO | None) -> str:
+    step = model.num_timesteps if model is not None else 0
+    kept = candidates(config.run_dir)
+    if not kept:
+        return f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume; start it again"
+    return (
+        f"[train] interrupted at step {step:,}; kept checkpoint {kept[0].name}. Resume with: "
+        f"python -m train --run-name {config.run_name} --output-dir {config.output_dir} --resume"
+    )

@@ -1,0 +1,114 @@
+"""The match loop: ask the seat's bot, step the engine, report what happened.
+
+Every place that lets bots play drives the engine through :class:`Match`: evaluation
+(:mod:`eval.play`), terminal play and watching (:mod:`agents.play`), the single-agent env
+(:mod:`allfours_env.single`, and through it training), the notebooks and the tests. At each
+decision the seat to act gets exactly what the env's ``observe`` returns,
+``{"observation": ..., "action_mask": ...}``, and nothing else.
+
+Two hooks watch a match without changing it:
+
+* ``on_decision(decision)``: a :class:`Decision` (the game, the seat, its bot, what it saw and
+  the action it chose), called before the engine applies the action;
+* ``on_event(event)``: each :class:`allfours_env.Event` of the engine's log, once, in order,
+  starting with those of the first deal (dealt when the game was made).
+
+A seat whose bot is None is played from outside (a person, a learning agent): :meth:`Match.run`
+stops when such a seat is to act, and the caller gives its action to :meth:`Match.step`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from allfours_env.cards import N_SEATS
+from allfours_env.engine import DEAL_OVER, Event, Game
+from allfours_env.observation import encode_with_mask
+
+from .base import Bot, Observation
+
+
+class Decision(NamedTuple):
+    """One decision, as ``on_decision`` sees it: before the engine applies ``action``."""
+
+    game: Game
+    seat: int
+    bot: Bot | None  # None for a seat played from outside
+    observation: Observation
+    action: int
+
+
+DecisionHook = Callable[[Decision], None]
+EventHook = Callable[[Event], None]
+
+
+def bot_name(bot: Bot) -> str:
+    return str(getattr(bot, "name", type(bot).__name__))
+
+
+class Match:
+    """A game with a bot (or None, played from outside) at each seat; see the module docstring."""
+
+    def __init__(
+        self,
+        game: Game,
+        bots: Sequence[Bot | None],
+        on_decision: DecisionHook | None = None,
+        on_event: EventHook | None = None,
+    ) -> None:
+        if len(bots) != N_SEATS:
+            raise ValueError(f"a match needs one bot (or None) per seat, {N_SEATS} in all; got {len(bots)}")
+        self.game = game
+        self.bots = tuple(bots)
+        self.on_decision = on_decision
+        self.on_event = on_event
+        self._reported = 0  # events already given to on_event
+        self._report()
+
+    @property
+    def over(self) -> bool:
+        """True once the match (or the deal, for deal episodes) is over."""
+        return self.game.phase >= DEAL_OVER
+
+    def observe(self, seat: int) -> Observation:
+        """What ``env.observe(f"player_{seat}")`` returns for this game."""
+        observation, mask = encode_with_mask(self.game, seat)
+        return {"observation": observation, "action_mask": mask}
+
+    def step(self, action: int, observation: Observation | None = None) -> None:
+        """Apply ``action`` for the seat to act; an illegal one raises ValueError and changes nothing.
+
+        ``observation`` is what the seat saw (computed for the hook if not given).
+        """
+        game = self.game
+        if self.on_decision is not None:
+            seat = game.current
+            seen = observation if observation is not None else self.observe(seat)
+            self.on_decision(Decision(game, seat, self.bots[seat], seen, action))
+        game.step(action)
+        if self.on_event is not None:
+            self._report()
+
+    def run(self) -> None:
+        """Let the bots decide until the game is over or a seat played from outside is to act.
+
+        A bot's illegal action raises the engine's ValueError with a note naming the bot and seat.
+        """
+        game = self.game
+        bots = self.bots
+        while game.phase < DEAL_OVER and bots[game.current] is not None:
+            seat = game.current
+            observation = self.observe(seat)
+            try:
+                self.step(bots[seat].act(observation), observation)
+            except ValueError as error:  # an illegal action (the engine changed nothing)
+                error.add_note(f"bot {bot_name(bots[seat])!r} at seat {seat}")
+                raise
+
+    def _report(self) -> None:
+        events = self.game.events
+        if self.on_event is not None:
+            for event in events[self._reported :]:
+                self.on_event(event)
+        self._reported = len(events)

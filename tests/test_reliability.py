@@ -1,0 +1,126 @@
+"""Commands under stress, run as subprocesses: Ctrl-C, ``kill -9``, forked workers, bad output folders."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+STARTUP_SECONDS = 90  # generous: the CI machine is shared
+STOP_SECONDS = 5
+
+
+def start(args: list[str]) -> subprocess.Popen:
+    """``python -m ...`` in its own session (so that a Ctrl-C can reach its whole group), no OMP_NUM_THREADS."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    return subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def children(pid: int) -> set[int]:
+    """Live child processes of ``pid`` (Linux)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_for(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def wait_for_workers(process: subprocess.Popen, n: int) -> set[int]:
+    wait_for(lambda: len(children(process.pid)) >= n or process.poll() is not None, STARTUP_SECONDS, f"{n} workers")
+    assert process.poll() is None, process.communicate()
+    time.sleep(1.0)  # let the workers get into their tasks
+    return children(process.pid)
+
+
+LONG_EVAL = ["-m", "eval", "random", "rule_based", "--boards", "100000", "--workers", "2", "--no-progress"]
+
+
+@linux_only
+def test_ctrl_c_stops_eval_with_two_workers_at_once(tmp_path):
+    out = tmp_path / "new" / "out"
+    process = start([*LONG_EVAL, "--out", str(out)])
+    workers = wait_for_workers(process, 2)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    sent = time.monotonic()
+    _, err = process.communicate(timeout=30)
+    assert time.monotonic() - sent < STOP_SECONDS
+    assert process.returncode == 130
+    assert "Traceback" not in err and "interrupted; nothing was written" in err
+    assert list(tmp_path.iterdir()) == []  # the folders made for --out are gone too
+    wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "the workers to end")
+
+
+@linux_only
+@pytest.mark.parametrize("command", [LONG_EVAL], ids=["eval"])
+def test_workers_die_with_a_killed_parent(tmp_path, command):
+    process = start([*command, "--out", str(tmp_path / "out")])
+    workers = wait_for_workers(process, 2)
+    process.kill()  # kill -9: the parent cannot clean up
+    process.communicate(timeout=30)
+    wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "orphaned workers to die")
+
+
+def run(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
+    process = start(args)
+    out, err = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(args, process.returncode, out, err)
+
+
+def test_a_zip_checkpoint_evaluates_with_two_forked_workers(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from tests.tiny_policy import save_tiny_checkpoint
+
+    policy = save_tiny_checkpoint(tmp_path / "tiny.zip")
+    done = run(["-m", "eval", str(policy), "random", "--boards", "8", "--workers", "2", "--no-progress",
+                "--out", str(tmp_path / "out")], timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "results.json").is_file()
+
+
+@pytest.mark.parametrize("kind", ["file", "unwritable"])
+def test_eval_checks_the_output_folder_before_playing(tmp_path, kind, capsys):
+    from eval.__main__ import main
+
+    out = tmp_path / "out"
+    if kind == "file":
+        out.write_text("a file")
+        expected = "is a file"
+    else:
+        if os.geteuid() == 0:
+            out = Path("/proc/no_such_folder")  # root may write anywhere else
+        else:
+            tmp_path.chmod(0o500)
+        expected = "not a writable folder"
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["random", "rule_based", "--boards", "100000", "--workers", "1", "--no-progress", "--out", str(out)])
+    assert exit_info.value.code == 2 and time.monotonic() - started < STOP_SECONDS
+    assert expected in capsys.readouterr().err
