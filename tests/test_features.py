@@ -224,26 +224,26 @@ def test_the_bots_card_reasoning_is_the_features_one(sample):
         assert trick_winner(order, t) == expected
 
 
-def test_compiled_card_rules_are_the_python_ones():
-    @numba.njit
-    def compiled(cards: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        wins = np.zeros((len(cards), len(cards), N_SUITS + 1), np.bool_)
-        for i in range(len(cards)):
-            for j in range(len(cards)):
-                for trump in range(-1, N_SUITS):
-                    wins[i, j, trump + 1] = beats(cards[i], cards[j], trump)
-        seats = np.zeros((4, 2), np.int64)
-        for s in range(4):
-            seats[s] = team_of(s), next_seat(s)
-        counts = np.zeros((len(bits), 4), np.int64)
-        for i in range(len(bits)):
-            b, u = bits[i], np.uint64(bits[i])
-            counts[i] = b.bit_length(), b.bit_count(), u.bit_length(), u.bit_count()
-        return wins, seats, counts
+@numba.njit(cache=True)
+def _compiled_card_rules(cards: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    wins = np.zeros((len(cards), len(cards), N_SUITS + 1), np.bool_)
+    for i in range(len(cards)):
+        for j in range(len(cards)):
+            for trump in range(-1, N_SUITS):
+                wins[i, j, trump + 1] = beats(cards[i], cards[j], trump)
+    seats = np.zeros((4, 2), np.int64)
+    for s in range(4):
+        seats[s] = team_of(s), next_seat(s)
+    counts = np.zeros((len(bits), 4), np.int64)
+    for i in range(len(bits)):
+        b, u = bits[i], np.uint64(bits[i])
+        counts[i] = b.bit_length(), b.bit_count(), u.bit_length(), u.bit_count()
+    return wins, seats, counts
 
-    cards = np.arange(N_CARDS)
+
+def test_compiled_card_rules_are_the_python_ones():
     bits = np.array([0, 1, 5, 1 << 51, FULL_DECK, 0b1011 << 30], dtype=np.int64)
-    wins, seats, counts = compiled(cards, bits)
+    wins, seats, counts = _compiled_card_rules(np.arange(N_CARDS), bits)
     expected = [[[beats(a, b, t) for t in range(-1, N_SUITS)] for b in range(N_CARDS)] for a in range(N_CARDS)]
     assert wins.tolist() == expected
     assert seats.tolist() == [[team_of(s), next_seat(s)] for s in range(4)]
