@@ -19,14 +19,16 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from allfours_env import OBS_SIZE
+from allfours_env import OBS_SIZE, cards, observation
 from allfours_env.cards import (
     CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
     beats, card_text, next_seat,
 )
 from allfours_env.engine import N_ACTIONS
+from allfours_env.numba_ints import cache_depends_on
 from allfours_env.observation import LAYOUT
 
+from . import hand_reading
 from .hand_reading import (
     NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, TRICK_SLOTS, beaters, highest, lowest, suit_bits, trump_jack,
     unseen_bits, voids_shown, winning_play,
@@ -106,9 +108,6 @@ _LEADER = LAYOUT["leader"].offset
 _ONE_HOT = LAYOUT["leader"].size  # the size of the one-hot pieces read here (trump, leader)
 
 
-# numba's on-disk cache (cache=True) is keyed on this file alone: after changing a compiled
-# function of hand_reading.py or allfours_env (cards.py, numba_ints.py), delete
-# agents/__pycache__/*.nbi so that these kernels compile again.
 # Explicit signatures: one compiled version, not one per constant offset the kernel passes.
 _ROW_AND_INT = "(float32[::1], int64)"
 
@@ -261,6 +260,14 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
             _trump_features(f, hand, unseen, table, trump)
         f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
         _void_features(f, row, played, trump, trick_of, shown, lead_of_trick)
+
+
+# numba keys a kernel's on-disk cache on this file alone; the kernels also compile in the card
+# reasoning of hand_reading and cards, and the layout's offsets: editing those recompiles them.
+cache_depends_on(
+    (_current_trick, _card_features, _trump_features, _void_features, _features_into),
+    (hand_reading, cards, observation),
+)
 
 
 def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:

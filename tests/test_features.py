@@ -8,6 +8,10 @@ the yardstick), and every implementation is compared with it bit for bit.
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -248,6 +252,29 @@ def test_compiled_card_rules_are_the_python_ones():
     assert wins.tolist() == expected
     assert seats.tolist() == [[team_of(s), next_seat(s)] for s in range(4)]
     assert counts.tolist() == [[int(b).bit_length(), int(b).bit_count()] * 2 for b in bits]
+
+
+def test_a_kernel_cache_goes_stale_with_the_sources_it_compiles_in(tmp_path):
+    """numba alone would keep running a cached kernel after a register_jitable function it
+    calls, in another file, changed; cache_depends_on makes the change recompile it."""
+    rule = tmp_path / "rule.py"
+    rule.write_text("from numba.extending import register_jitable\n\n@register_jitable\ndef f():\n    return 1\n")
+    (tmp_path / "kernel.py").write_text(
+        "import numba\nimport rule\nfrom allfours_env.numba_ints import cache_depends_on\n\n"
+        "@numba.njit(cache=True)\ndef k():\n    return rule.f()\n\ncache_depends_on([k], [rule])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parents[1])])}
+
+    def run() -> str:
+        command = [sys.executable, "-c", "import kernel; print(kernel.k())"]
+        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run() == "1"
+    cached = {path: path.stat().st_mtime_ns for path in (tmp_path / "__pycache__").glob("kernel.k-*")}
+    assert cached and run() == "1"  # loaded from the cache, not compiled again
+    assert {path: path.stat().st_mtime_ns for path in cached} == cached
+    rule.write_text(rule.read_text().replace("return 1", "return 2"))
+    assert run() == "2"
 
 
 def test_bool_masks_and_non_contiguous_batches(sample):
