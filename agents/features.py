@@ -19,7 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from allfours_env import OBS_SIZE, cards, observation
+from allfours_env import OBS_SIZE, cards
+from allfours_env import observation as observation_module
 from allfours_env.cards import (
     CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
     beats, card_text, next_seat,
@@ -266,7 +267,7 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
 # reasoning of hand_reading and cards, and the layout's offsets: editing those recompiles them.
 cache_depends_on(
     (_current_trick, _card_features, _trump_features, _void_features, _features_into),
-    (hand_reading, cards, observation),
+    (hand_reading, cards, observation_module),
 )
 
 
