@@ -4,15 +4,17 @@
 what the searcher has seen (see its docstring).
 
 :func:`rollout_actions` plays sampled worlds to the end of the deal on the vector engine's
-state (:mod:`allfours_env.vector_kernels`). A sampled world is a deal whose every hand is known,
-so the rollout players see every hand too (as double-dummy play does in bridge):
+state (:mod:`allfours_env.vector_kernels`):
 
 * stand or give one with a high trump (queen or better to stand, king or better or three trumps to
   give one), beg or run otherwise (the beginner's advice of :mod:`agents.rule_based`);
-* in play, each legal card is tried against the rest of the trick, the later players answering
-  by simple habits (feed the partner a ten when nobody can take the trick back; else take a
-  trick holding Game value or the jack with the cheapest card nobody after can beat; else throw
-  the cheapest card), and the card with the best outcome for this trick is played: Game value
+* in play, the seat to act tries each legal card against the rest of the trick as the world
+  has it (it sees the world's hands, as double-dummy play does in bridge), the later players
+  answering by simple habits from what they know, their hand and the cards seen (feed the
+  partner a ten when no unseen card can take the trick back; else take a trick holding Game
+  value or the jack with the cheapest card no unseen card beats, or, playing last, with any
+  card that wins; else throw the cheapest card), and the card with the best outcome for this
+  trick is played: Game value
   at ``GAME_UNIT`` points a ten, the trump jack at 1 point to its holder's team or the hang to
   the takers, less ``TRUMP_COST`` a rank for spending a trump;
 * with chance ``explore`` a uniformly random legal card instead.
@@ -25,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from allfours_env.cards import CARD_GAME_VALUE, N_RANKS, N_SEATS, RANK_JACK, RANK_TEN
+from allfours_env.cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, RANK_TEN
 from allfours_env.engine import BEG, GIVE_ONE, GIVE_OR_RUN, PLAY, RUN, STAND, STAND_OR_BEG
 from allfours_env.vector_kernels import (
-    CURRENT, HAND, KICK, LEADER, LED_SUIT, P_HANG, P_UNDERTRUMP, PHASE, TRICK_CARDS, TRICK_LEN, TRUMP, WIN_CARD,
+    CURRENT, HAND, KICK, KICKS_ASIDE, LEADER, PLAYED, LED_SUIT, P_HANG, P_UNDERTRUMP, PHASE, TRICK_CARDS, TRICK_LEN, TRUMP, WIN_CARD,
     WIN_SEAT, highest, legal_bits, legal_cards, lowest, popcount,
 )
 
@@ -41,6 +43,7 @@ _ONE = np.uint64(1)
 _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)], dtype=np.uint64)
 _TENS = np.uint64(sum(1 << (s * N_RANKS + RANK_TEN) for s in range(4)))
 _GAME_VALUE = np.array(CARD_GAME_VALUE, dtype=np.int64)
+_FULL_DECK = np.uint64((1 << N_CARDS) - 1)
 
 
 @njit(cache=True)
@@ -73,13 +76,22 @@ def _nth(bits, n):
 
 
 @njit(cache=True)
-def _respond(bs, t, seat, legal, played, best, best_seat, value, trump):
-    """A later player's card in a simulated trick: it sees every hand (the world is known)."""
-    threat = np.uint64(0)  # cards of the opponents still to play in this trick
-    for k in range(1, N_SEATS - played):
-        other = (seat + k) % N_SEATS
-        if other % 2 != seat % 2:
-            threat |= bs[t, HAND + other]
+def _unseen_by(st, bs, t, seat):
+    """The cards ``seat`` has not seen: not in its hand, not played, not kicked."""
+    seen = bs[t, HAND + seat] | bs[t, KICKS_ASIDE]
+    for s in range(N_SEATS):
+        seen |= bs[t, PLAYED + s]
+    if st[t, KICK] >= 0:
+        seen |= _ONE << np.uint64(st[t, KICK])
+    return _FULL_DECK & ~seen
+
+
+@njit(cache=True)
+def _respond(st, bs, t, seat, legal, played, best, best_seat, value, trump):
+    """A later player's card in a simulated trick, from what that player knows: its hand and the
+    cards seen (``played``: cards already in the trick). A card "nobody can beat" is one that no
+    unseen card beats; the last player takes a trick worth something with any card that can."""
+    threat = _unseen_by(st, bs, t, seat)
     if best_seat % 2 == seat % 2:  # the partner is winning: feed it a ten if nobody can take it back
         tens = legal & _TENS & ~_SUIT_BITS[trump]
         if tens and not _winners(threat, best, trump):
@@ -93,8 +105,8 @@ def _respond(bs, t, seat, legal, played, best, best_seat, value, trump):
         bits &= bits - _ONE
         if not _winners(threat, c, trump):
             safe |= _ONE << np.uint64(c)
-    if safe and value > 0:
-        return _cheapest(safe, trump)
+    if value > 0 and (safe or wins and played == N_SEATS - 1):
+        return _cheapest(safe if safe else wins, trump)
     return _cheapest(legal, trump)
 
 
@@ -123,7 +135,7 @@ def _trick_result(st, bs, t, card, undertrump):
     for k in range(n + 1, N_SEATS):
         other = (seat + k - n) % N_SEATS
         legal = legal_cards(bs[t, HAND + other], k, led, trump, best, undertrump)
-        c = _respond(bs, t, other, legal, k, best, best_seat, value + (jack_seat >= 0), trump)
+        c = _respond(st, bs, t, other, legal, k, best, best_seat, value + (jack_seat >= 0), trump)
         if _winners(_ONE << np.uint64(c), best, trump):
             best, best_seat = c, other
         value += _GAME_VALUE[c]
