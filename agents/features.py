@@ -6,118 +6,326 @@ still beat it; and, for the table, who is winning, what is on it, which trumps a
 who has shown a void. Everything here is a function of ``(observation, action_mask)``, so a
 trained policy still acts from its own observation only. The policy input is the observation
 followed by these features (:func:`policy_input`).
+
+One implementation serves a single decision and a whole batch of tables: a numba kernel reads
+the observation rows through the named :data:`~allfours_env.observation.LAYOUT` pieces as bit
+sets, reasons with :mod:`agents.hand_reading` (the same functions the heuristic bots call), and
+writes each value where its name says (:data:`FEATURE_INDEX`). The values are frozen: the shipped
+pretrained policy was trained on them.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from allfours_env import OBS_SIZE, decode
+from allfours_env import OBS_SIZE, cards
+from allfours_env import observation as observation_module
 from allfours_env.cards import (
-    CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, cards_of,
+    CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
+    beats, card_text, next_seat,
+)
+from allfours_env.engine import N_ACTIONS
+from allfours_env.numba_ints import cache_depends_on
+from allfours_env.observation import LAYOUT
+
+from . import hand_reading
+from .hand_reading import (
+    NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, TRICK_SLOTS, beaters, highest, lowest, suit_bits, trump_jack,
+    unseen_bits, voids_shown, winning_play,
 )
 
-from .hand_reading import beaters, beats, highest, lowest, voids
-
-PER_CARD = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack")
+PER_CARD = (
+    "legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner", "game_value", "rank", "trump_jack",
+)
+_OTHER_SEATS = {NEXT: "next", PARTNER: "partner", PREVIOUS: "previous"}
 GLOBAL = (
     "partner_winning", "opponent_winning", "position_0", "position_1", "position_2", "position_3",
     "table_game_value", "jack_on_table", "own_trumps", "unseen_trumps", "jack_in_hand", "jack_unseen",
     "ace_unseen", "king_unseen", "queen_unseen", "own_high_trump", "own_low_trump", "unseen_high_trump",
     "unseen_low_trump", "holds_high", "holds_low", "tricks_left",
-    *(f"void_{seat}_{suit}" for seat in ("next", "partner", "previous") for suit in "CDHS"),
+    *(f"void_{seat}_{suit}" for seat in _OTHER_SEATS.values() for suit in SUIT_LETTERS),
 )
-N_FEATURES = len(PER_CARD) * N_CARDS + len(GLOBAL)
+# Per-card features are named "<feature>_<card>", e.g. "takes_trick_now_JH"; then the globals.
+FEATURE_NAMES = (*(f"{name}_{card_text(card)}" for name in PER_CARD for card in range(N_CARDS)), *GLOBAL)
+FEATURE_INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
+N_FEATURES = len(FEATURE_NAMES)
 INPUT_SIZE = OBS_SIZE + N_FEATURES
+
+# The scales the pretrained policy was trained with.
 _CARD_VALUE = np.array(CARD_GAME_VALUE, dtype=np.float32) / 10.0
 _CARD_RANK = np.array([c % N_RANKS for c in range(N_CARDS)], dtype=np.float32) / (N_RANKS - 1)
+_MOST_ON_TABLE = 4 * RANK_GAME_VALUE[RANK_TEN]  # at most four tens: 40
+_MOST_IN_HAND = 12.0  # the scale of tricks_left
 
 
-def _bits_to_array(bits: int) -> np.ndarray:
-    raw = np.frombuffer(bits.to_bytes(7, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little", count=N_CARDS).astype(np.float32)
+# Where each feature goes, by name, as module-level integers the kernel compiles in.
+def _card_feature(name: str) -> int:
+    """Index of feature ``name`` for card 0; card ``c`` is at ``+ c``."""
+    return FEATURE_INDEX[f"{name}_{card_text(0)}"]
+
+
+_LEGAL = _card_feature("legal")
+_IS_TRUMP = _card_feature("trump")
+_TAKES = _card_feature("takes_trick_now")
+_UNBEATABLE = _card_feature("unbeatable_in_suit")
+_SURE = _card_feature("sure_winner")
+_VALUE = _card_feature("game_value")
+_RANK = _card_feature("rank")
+_TRUMP_JACK = _card_feature("trump_jack")
+_PARTNER_WINNING = FEATURE_INDEX["partner_winning"]
+_OPPONENT_WINNING = FEATURE_INDEX["opponent_winning"]
+_POSITION = np.array([FEATURE_INDEX[f"position_{k}"] for k in range(N_SEATS)])
+_TABLE_VALUE = FEATURE_INDEX["table_game_value"]
+_JACK_ON_TABLE = FEATURE_INDEX["jack_on_table"]
+_OWN_TRUMPS = FEATURE_INDEX["own_trumps"]
+_UNSEEN_TRUMPS = FEATURE_INDEX["unseen_trumps"]
+_JACK_IN_HAND = FEATURE_INDEX["jack_in_hand"]
+_JACK_UNSEEN = FEATURE_INDEX["jack_unseen"]
+_HONOURS_UNSEEN = np.array(  # (rank, feature index)
+    [(RANK_ACE - k, FEATURE_INDEX[f"{honour}_unseen"]) for k, honour in enumerate(("ace", "king", "queen"))]
+)
+_OWN_HIGH = FEATURE_INDEX["own_high_trump"]
+_OWN_LOW = FEATURE_INDEX["own_low_trump"]
+_UNSEEN_HIGH = FEATURE_INDEX["unseen_high_trump"]
+_UNSEEN_LOW = FEATURE_INDEX["unseen_low_trump"]
+_HOLDS_HIGH = FEATURE_INDEX["holds_high"]
+_HOLDS_LOW = FEATURE_INDEX["holds_low"]
+_TRICKS_LEFT = FEATURE_INDEX["tricks_left"]
+_VOID = np.array(  # [relative seat, suit]; -1 for myself
+    [[FEATURE_INDEX.get(f"void_{_OTHER_SEATS.get(s)}_{x}", -1) for x in SUIT_LETTERS] for s in range(N_SEATS)]
+)
+
+# Where the kernel reads the observation.
+_HAND = LAYOUT["hand"].offset
+_KICK = LAYOUT["kick"].offset
+_KICKS_ASIDE = LAYOUT["kicks_aside"].offset
+_TABLE = LAYOUT["table"].offset
+_PLAYED = LAYOUT["played"].offset
+_LED = LAYOUT["led"].offset
+_TRICK_NUMBER = LAYOUT["trick_number"].offset
+_TRUMP = LAYOUT["trump"].offset
+_LEADER = LAYOUT["leader"].offset
+_ONE_HOT = LAYOUT["leader"].size  # the size of the one-hot pieces read here (trump, leader)
+
+
+# Explicit signatures: one compiled version, not one per constant offset the kernel passes.
+_ROW_AND_INT = "(float32[::1], int64)"
+
+
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
+def _cards(row: np.ndarray, start: int) -> int:
+    """The 52 card flags from ``row[start]`` as a bit set."""
+    bits = 0
+    for card in range(N_CARDS):
+        if row[start + card] > 0.5:
+            bits |= 1 << card
+    return bits
+
+
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
+def _one_hot(row: np.ndarray, start: int) -> int:
+    """The highest flag set among the four from ``row[start]``, -1 if none (as ``decode``)."""
+    for i in range(_ONE_HOT - 1, -1, -1):
+        if row[start + i] > 0.5:
+            return i
+    return -1
+
+
+@numba.njit("int64" + _ROW_AND_INT, cache=True)
+def _trick_number(row: np.ndarray, card: int) -> int:
+    number = 0
+    for b in range(TRICK_NUMBER_BITS):
+        if row[_TRICK_NUMBER + TRICK_NUMBER_BITS * card + b] > 0.5:
+            number |= 1 << b
+    return number
+
+
+@numba.njit(cache=True)
+def _current_trick(row: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> int:
+    """Fill ``seats``/``cards`` with the current trick in play order, from its leader round the
+    table; return how many cards it has."""
+    leader = _one_hot(row, _LEADER)
+    if leader < 0:
+        return 0
+    n_played = 0
+    for s in range(N_SEATS):
+        n_played += _cards(row, _TABLE + s * N_CARDS) != 0
+    seat = leader
+    for k in range(n_played):
+        seats[k] = seat
+        cards[k] = highest(_cards(row, _TABLE + seat * N_CARDS))
+        seat = next_seat(seat)
+    return n_played
+
+
+@numba.njit(cache=True)
+def _card_features(f: np.ndarray, hand: int, unseen: int, best: int, trump: int) -> None:
+    """The per-card features of the cards in hand, ``best`` the card now winning the trick (-1)."""
+    for card in range(N_CARDS):
+        if not hand >> card & 1:
+            continue
+        beaten_by = beaters(card, trump) & unseen
+        wins_now = best < 0 or beats(card, best, trump)
+        if best >= 0 and wins_now:
+            f[_TAKES + card] = 1.0
+        if not beaten_by & suit_bits(card):
+            f[_UNBEATABLE + card] = 1.0
+        if wins_now and not beaten_by:
+            f[_SURE + card] = 1.0
+        if trump >= 0 and card // N_RANKS == trump:
+            f[_IS_TRUMP + card] = 1.0
+        f[_VALUE + card] = _CARD_VALUE[card]
+        f[_RANK + card] = _CARD_RANK[card]
+
+
+@numba.njit(cache=True)
+def _trump_features(f: np.ndarray, hand: int, unseen: int, table: int, trump: int) -> None:
+    """Where the trumps are: mine, still unseen, the jack and the honours."""
+    jack = trump_jack(trump)
+    own, out_there = hand & SUIT_MASK[trump], unseen & SUIT_MASK[trump]
+    f[_TRUMP_JACK + jack] = hand >> jack & 1
+    f[_JACK_ON_TABLE] = table >> jack & 1
+    f[_OWN_TRUMPS] = own.bit_count() / N_RANKS
+    f[_UNSEEN_TRUMPS] = out_there.bit_count() / N_RANKS
+    f[_JACK_IN_HAND] = hand >> jack & 1
+    f[_JACK_UNSEEN] = unseen >> jack & 1
+    for k in range(len(_HONOURS_UNSEEN)):
+        f[_HONOURS_UNSEEN[k, 1]] = unseen >> (trump * N_RANKS + _HONOURS_UNSEEN[k, 0]) & 1
+    if own:
+        f[_OWN_HIGH] = (highest(own) % N_RANKS + 1) / N_RANKS
+        f[_OWN_LOW] = (lowest(own) % N_RANKS + 1) / N_RANKS
+        f[_HOLDS_HIGH] = highest(own | out_there) == highest(own)
+        f[_HOLDS_LOW] = lowest(own | out_there) == lowest(own)
+    if out_there:
+        f[_UNSEEN_HIGH] = (highest(out_there) % N_RANKS + 1) / N_RANKS
+        f[_UNSEEN_LOW] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
+
+
+@numba.njit(cache=True)
+def _void_features(
+    f: np.ndarray, row: np.ndarray, played: np.ndarray, trump: int, trick_of: np.ndarray, shown: np.ndarray,
+    lead_of_trick: np.ndarray,
+) -> None:
+    """The suits the other seats have shown they lack, from this deal's tricks (the last three
+    arrays are the kernel's, reused from table to table)."""
+    for s in range(N_SEATS):
+        for card in range(N_CARDS):
+            if played[s] >> card & 1:
+                trick_of[card] = _trick_number(row, card)
+    voids_shown(played, _cards(row, _LED), trick_of, trump, shown, lead_of_trick)
+    for s in range(N_SEATS):
+        for suit in range(N_SUITS):
+            if s != SELF and shown[s] >> suit & 1:
+                f[_VOID[s, suit]] = 1.0
+
+
+@numba.njit(cache=True)
+def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> None:
+    """Write the features of each observation row into ``out[i, start:start + N_FEATURES]``,
+    all but the ``legal`` cards (the caller copies those from the masks)."""
+    played = np.empty(N_SEATS, np.int64)  # cards played this deal, by relative seat
+    seats = np.empty(N_SEATS, np.int64)  # the current trick in play order: who...
+    cards = np.empty(N_SEATS, np.int64)  # ...played what
+    trick_of = np.zeros(N_CARDS, np.int64)  # the number of the trick each played card fell in
+    shown = np.empty(N_SEATS, np.int64)  # suits each seat has shown it lacks
+    lead_of_trick = np.empty(TRICK_SLOTS, np.int64)
+    for i in range(observations.shape[0]):
+        row, f = observations[i], out[i, start : start + N_FEATURES]
+        f[:] = 0.0
+        hand = _cards(row, _HAND)
+        kick = highest(_cards(row, _KICK))
+        all_played = 0
+        for s in range(N_SEATS):
+            played[s] = _cards(row, _PLAYED + s * N_CARDS)
+            all_played |= played[s]
+        unseen = unseen_bits(hand, kick, _cards(row, _KICKS_ASIDE), all_played)
+        trump = _one_hot(row, _TRUMP)
+        if trump < 0 and kick >= 0:
+            trump = kick // N_RANKS  # the kick's suit, before anyone stood or ran
+
+        n_played = _current_trick(row, seats, cards)
+        win = winning_play(cards[:n_played], trump)
+        table = table_value = 0
+        for k in range(n_played):
+            table |= 1 << cards[k]
+            table_value += CARD_GAME_VALUE[cards[k]]
+        if win >= 0:  # the trick's winner so far: my partner, or not (an opponent; me only off turn)
+            f[_PARTNER_WINNING if seats[win] == PARTNER else _OPPONENT_WINNING] = 1.0
+        if n_played < N_SEATS:
+            f[_POSITION[n_played]] = 1.0
+        f[_TABLE_VALUE] = table_value / _MOST_ON_TABLE
+
+        _card_features(f, hand, unseen, cards[win] if win >= 0 else -1, trump)
+        if trump >= 0:
+            _trump_features(f, hand, unseen, table, trump)
+        f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
+        _void_features(f, row, played, trump, trick_of, shown, lead_of_trick)
+
+
+# numba keys a kernel's on-disk cache on this file alone; the kernels also compile in the card
+# reasoning of hand_reading and cards, and the layout's offsets: editing those recompiles them.
+cache_depends_on(
+    (_current_trick, _card_features, _trump_features, _void_features, _features_into),
+    (hand_reading, cards, observation_module),
+)
+
+
+def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
+    if not isinstance(observations, np.ndarray) or observations.ndim != 2 or observations.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must be an array of shape (n, {OBS_SIZE}), got {_shape(observations)}")
+    if observations.dtype != np.float32:
+        raise ValueError(f"observations must be float32 (as the env gives them), got {observations.dtype}")
+    n = len(observations)
+    if not isinstance(masks, np.ndarray) or masks.shape != (n, N_ACTIONS) or masks.dtype.kind not in "biuf":
+        raise ValueError(
+            f"masks must be an array of shape ({n}, {N_ACTIONS}) of bool or numbers, got {_shape(masks)}"
+            f"{f' of {masks.dtype}' if isinstance(masks, np.ndarray) else ''}"
+        )
+
+
+def _check_row(observation: np.ndarray, mask: np.ndarray) -> None:
+    if not isinstance(observation, np.ndarray) or observation.shape != (OBS_SIZE,):
+        raise ValueError(f"an observation must be an array of shape ({OBS_SIZE},), got {_shape(observation)}")
+    if not isinstance(mask, np.ndarray) or mask.shape != (N_ACTIONS,):
+        raise ValueError(f"an action mask must be an array of shape ({N_ACTIONS},), got {_shape(mask)}")
+
+
+def _shape(value: object) -> str:
+    return f"shape {value.shape}" if isinstance(value, np.ndarray) else type(value).__name__
+
+
+def _fill(observations: np.ndarray, masks: np.ndarray, out: np.ndarray, start: int) -> None:
+    _features_into(np.ascontiguousarray(observations), out, start)
+    out[:, start + _LEGAL : start + _LEGAL + N_CARDS] = masks[:, :N_CARDS]
+
+
+def batch_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The derived features (float32[n, N_FEATURES]) of n observations (float32[n, OBS_SIZE])
+    and their action masks ([n, 56], bool or numbers); row i is ``features(observations[i], masks[i])``."""
+    _check_batch(observations, masks)
+    out = np.empty((len(observations), N_FEATURES), dtype=np.float32)
+    _fill(observations, masks, out, 0)
+    return out
+
+
+def batch_policy_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """What a learned policy reads for n tables (float32[n, INPUT_SIZE]): each observation, then
+    its features; row i is ``policy_input(observations[i], masks[i])``."""
+    _check_batch(observations, masks)
+    out = np.empty((len(observations), INPUT_SIZE), dtype=np.float32)
+    out[:, :OBS_SIZE] = observations
+    _fill(observations, masks, out, OBS_SIZE)
+    return out
 
 
 def features(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The derived features (float32[N_FEATURES]) of one observation and its action mask."""
-    view = decode(observation)
-    hand = view.hand_bits
-    seen = hand | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
-    for bits in view.played_bits:
-        seen |= bits
-    unseen = FULL_DECK & ~seen
-    trump = view.trump if view.trump is not None else (view.kick // N_RANKS if view.kick is not None else None)
-    trump_mask = SUIT_MASK[trump] if trump is not None else 0
-
-    order = view.trick_order
-    t = trump if trump is not None else -1  # no suit is trump before the kick
-    best = winner = None
-    for seat, card in order:
-        if best is None or beats(card, best, t):
-            best, winner = card, seat
-    takes = unbeatable = sure = 0
-    t = trump if trump is not None else -1
-    for card in cards_of(hand):
-        free = not beaters(card, t) & unseen & SUIT_MASK[card // N_RANKS]
-        wins_now = best is None or beats(card, best, t)
-        if best is not None and wins_now:
-            takes |= 1 << card
-        if free:
-            unbeatable |= 1 << card
-        if wins_now and not beaters(card, t) & unseen:
-            sure |= 1 << card
-
-    per_card = np.empty((len(PER_CARD), N_CARDS), dtype=np.float32)
-    per_card[0] = mask[:N_CARDS]
-    per_card[1] = _bits_to_array(trump_mask)
-    per_card[2] = _bits_to_array(takes)
-    per_card[3] = _bits_to_array(unbeatable)
-    per_card[4] = _bits_to_array(sure)
-    per_card[5] = _CARD_VALUE
-    per_card[6] = _CARD_RANK
-    per_card[7] = 0.0
-    if trump is not None:
-        per_card[7, trump * N_RANKS + RANK_JACK] = 1.0
-    hand_array = _bits_to_array(hand)
-    per_card[1:] *= hand_array  # card facts only for cards in hand
-
-    g = np.zeros(len(GLOBAL), dtype=np.float32)
-    if winner is not None:
-        g[0 if winner == 2 else 1] = 1.0  # the winner so far is partner or an opponent, never me
-    g[2 + len(order)] = 1.0
-    table = 0
-    for _, card in order:
-        table |= 1 << card
-    g[6] = sum(CARD_GAME_VALUE[c] for c in cards_of(table)) / 40.0  # at most four tens
-    if trump is not None:
-        jack = trump * N_RANKS + RANK_JACK
-        own_trumps, unseen_trumps = hand & trump_mask, unseen & trump_mask
-        g[7] = table >> jack & 1
-        g[8] = own_trumps.bit_count() / N_RANKS
-        g[9] = unseen_trumps.bit_count() / N_RANKS
-        g[10] = hand >> jack & 1
-        g[11] = unseen >> jack & 1
-        for i, rank in enumerate((12, 11, 10)):  # ace, king, queen
-            g[12 + i] = unseen >> (trump * N_RANKS + rank) & 1
-        if own_trumps:
-            g[15] = (highest(own_trumps) % N_RANKS + 1) / N_RANKS
-            g[16] = (lowest(own_trumps) % N_RANKS + 1) / N_RANKS
-        if unseen_trumps:
-            g[17] = (highest(unseen_trumps) % N_RANKS + 1) / N_RANKS
-            g[18] = (lowest(unseen_trumps) % N_RANKS + 1) / N_RANKS
-        live = own_trumps | unseen_trumps
-        if own_trumps:
-            g[19] = float(highest(live) == highest(own_trumps))
-            g[20] = float(lowest(live) == lowest(own_trumps))
-    g[21] = hand.bit_count() / 12.0
-    v = voids(view, trump)
-    for i, seat in enumerate((1, 2, 3)):
-        for suit in range(N_SUITS):
-            g[22 + 4 * i + suit] = v[seat] >> suit & 1
-    return np.concatenate([per_card.ravel(), g])
+    _check_row(observation, mask)
+    return batch_features(observation[None], mask[None])[0]
 
 
 def policy_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """What a learned policy reads: the observation, then :func:`features`."""
-    return np.concatenate([observation, features(observation, mask)])
-
+    _check_row(observation, mask)
+    return batch_policy_input(observation[None], mask[None])[0]

@@ -1,31 +1,45 @@
-"""Card reasoning shared by the heuristic bots: trick winners, card counting and void reading.
+"""Card reasoning shared by the heuristic bots and the policy features: trick winners, card
+counting and void reading.
 
 Everything works on bit sets (bit ``c`` = card ``c``, see :mod:`allfours_env.cards`) and on seats
 relative to the observer as the observation gives them: 0 self, 1 the next seat (plays after
 me), 2 partner, 3 the previous seat. Legal moves always come from the action mask; nothing here
-re-derives the follow-suit rules.
+re-derives the follow-suit rules. The functions on ints are the only implementation: the bots
+call them as Python, and :mod:`agents.features` compiles the very same ones with numba
+(``register_jitable``), so they are written in the subset of Python numba reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba.extending import register_jitable
 
+import allfours_env.numba_ints  # noqa: F401  (compiled code may call beats, team_of, int.bit_length...)
 from allfours_env import View, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE,
     FULL_DECK,
+    N_CARDS,
     N_RANKS,
     N_SEATS,
     N_SUITS,
     RANK_JACK,
     RANK_TEN,
     SUIT_MASK,
+    beats,
+    team_of,
 )
+from allfours_env.observation import LAYOUT
 
 SELF, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
+
+TRICK_NUMBER_BITS = LAYOUT["trick_number"].size // N_CARDS  # per card in the observation
+TRICK_SLOTS = 1 << TRICK_NUMBER_BITS  # trick numbers 0..15
+_HEX_DIGIT_VALUE = bytes.maketrans(b"0123456789abcdef", bytes(range(16)))
+assert TRICK_NUMBER_BITS == 4, "voids() reads the trick numbers as hex digits"
 
 TENS = sum(1 << (s * N_RANKS + RANK_TEN) for s in range(N_SUITS))
 
@@ -37,13 +51,15 @@ def mask_bits(mask: np.ndarray) -> int:
 
 def is_ours(seat: int) -> bool:
     """Seats 0 and 2 are my team."""
-    return seat % 2 == 0
+    return team_of(seat) == team_of(SELF)
 
 
+@register_jitable
 def lowest(bits: int) -> int:
     return (bits & -bits).bit_length() - 1
 
 
+@register_jitable
 def highest(bits: int) -> int:
     return bits.bit_length() - 1
 
@@ -65,37 +81,93 @@ def game_value(bits: int) -> int:
     )
 
 
+@register_jitable
 def suit_bits(card: int) -> int:
     return SUIT_MASK[card // N_RANKS]
 
 
+@register_jitable
 def above(card: int) -> int:
     """Cards of the same suit ranked above ``card``."""
     return suit_bits(card) & ~((2 << card) - 1)
 
 
+@register_jitable
 def below(card: int) -> int:
     """Cards of the same suit ranked below ``card``."""
     return suit_bits(card) & ((1 << card) - 1)
 
 
+@register_jitable
 def trump_jack(trump: int) -> int:
     return trump * N_RANKS + RANK_JACK
 
 
-def beats(card: int, best: int, trump: int) -> bool:
-    """Whether ``card`` takes the lead from ``best``, the card now winning the trick (A7.5)."""
-    if card // N_RANKS == best // N_RANKS:
-        return card > best
-    return card // N_RANKS == trump
-
-
+@register_jitable
 def beaters(best: int, trump: int) -> int:
-    """All cards that would take the lead from ``best``: higher in its suit, or any trump over a non-trump."""
+    """All cards that would take the lead from ``best``: higher in its suit, or any trump over a
+    non-trump. With ``trump`` -1 (none yet) Python's and numba's indexing both read
+    ``SUIT_MASK[-1]``, spades: the policy features were trained with that, so it stays."""
     bits = above(best)
     if best // N_RANKS != trump:
         bits |= SUIT_MASK[trump]
     return bits
+
+
+@register_jitable
+def unseen_bits(hand: int, kick: int, kicks_aside: int, played: int) -> int:
+    """Cards I have not seen: in another hand or in the stock (not mine, not played, not the
+    live kick ``kick`` (-1 if none), not kicked and set aside)."""
+    seen = hand | kicks_aside | played
+    if kick >= 0:
+        seen |= 1 << kick
+    return FULL_DECK & ~seen
+
+
+@register_jitable
+def winning_play(cards: Sequence[int], trump: int) -> int:
+    """Index in ``cards`` (a trick in play order) of the card now winning it; -1 if empty."""
+    best = -1
+    for i in range(len(cards)):
+        if best < 0 or beats(cards[i], cards[best], trump):
+            best = i
+    return best
+
+
+@register_jitable
+def shows_void(led: int, card: int, trump: int) -> bool:
+    """Whether playing ``card`` to a trick that ``led`` led shows the player lacks the led suit:
+    neither followed it nor trumped a plain-suit lead (a trump lead answered without a trump)."""
+    suit, led_suit = card // N_RANKS, led // N_RANKS
+    return suit != led_suit and (led_suit == trump or suit != trump)
+
+
+@register_jitable
+def voids_shown(
+    played: Sequence[int], led: int, trick_of: Sequence[int], trump: int, out: MutableSequence[int],
+    lead_of_trick: MutableSequence[int],
+) -> None:
+    """Write into ``out[seat]`` the suits (bit s = suit s) each relative seat has shown it lacks
+    in this deal's tricks: ``played[seat]`` the cards each seat played, ``led`` those that led
+    their trick, ``trick_of[card]`` the number of the trick a played card fell in, ``trump`` -1
+    while none. ``lead_of_trick`` is scratch space, one slot per trick number: the caller gives
+    both, so the compiled features reuse two arrays instead of allocating per table."""
+    for number in range(len(lead_of_trick)):
+        lead_of_trick[number] = -1
+    bits = led
+    while bits:
+        card = lowest(bits)
+        lead_of_trick[trick_of[card]] = card
+        bits &= bits - 1
+    for seat in range(N_SEATS):
+        out[seat] = 0
+        bits = played[seat] & ~led
+        while bits:
+            card = lowest(bits)
+            lead = lead_of_trick[trick_of[card]]
+            if lead >= 0 and shows_void(lead, card, trump):
+                out[seat] |= 1 << (lead // N_RANKS)
+            bits &= bits - 1
 
 
 @dataclass(frozen=True)
@@ -118,11 +190,8 @@ class Trick:
 
 def trick_winner(order: Sequence[tuple[int, int]], trump: int) -> tuple[int | None, int | None]:
     """(seat, card) now winning a trick given as (seat, card) in play order; (None, None) if empty."""
-    winner = best = None
-    for seat, card in order:
-        if best is None or beats(card, best, trump):
-            winner, best = seat, card
-    return winner, best
+    i = winning_play([card for _, card in order], trump)
+    return order[i] if i >= 0 else (None, None)
 
 
 def read_trick(view: View, trump: int) -> Trick:
@@ -135,12 +204,10 @@ def read_trick(view: View, trump: int) -> Trick:
 
 def unseen(view: View) -> int:
     """Cards I have not seen: in another hand or in the stock (not mine, not played, not kicked)."""
-    seen = view.hand_bits | view.kicks_aside_bits
+    played = 0
     for bits in view.played_bits:
-        seen |= bits
-    if view.kick is not None:
-        seen |= 1 << view.kick
-    return FULL_DECK & ~seen
+        played |= bits
+    return unseen_bits(view.hand_bits, -1 if view.kick is None else view.kick, view.kicks_aside_bits, played)
 
 
 def cards_left(view: View) -> tuple[int, int, int, int]:
@@ -150,19 +217,12 @@ def cards_left(view: View) -> tuple[int, int, int, int]:
 
 
 def voids(view: View, trump: int | None) -> tuple[int, int, int, int]:
-    """Per relative seat, a bit mask of the suits it has shown it lacks (bit s = suit s).
-
-    Read from the trick history in the observation: a player who did not follow a plain-suit
-    lead with that suit or a trump lacks it; one who did not answer a trump lead with a trump
-    has no trumps.
-    """
-    out = [0, 0, 0, 0]
-    for trick in view.tricks:
-        led = trick[0][1] // N_RANKS
-        for seat, card in trick[1:]:
-            suit = card // N_RANKS
-            if suit != led and (led == trump or suit != trump):
-                out[seat] |= 1 << led
+    """Per relative seat, a bit mask of the suits it has shown it lacks (bit s = suit s), read
+    from this deal's tricks in the observation (see :func:`voids_shown`)."""
+    # One hex digit per card (trick numbers are 4 bits), card 0 first, as a bytes of ints 0..15.
+    trick_of = f"{view.trick_numbers:0{N_CARDS}x}"[::-1].encode().translate(_HEX_DIGIT_VALUE)
+    out = [0] * N_SEATS
+    voids_shown(view.played_bits, view.led_bits, trick_of, -1 if trump is None else trump, out, [-1] * TRICK_SLOTS)
     return tuple(out)
 
 

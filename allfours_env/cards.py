@@ -52,6 +52,14 @@ def next_seat(seat: int) -> int:
     return (seat + 1) % N_SEATS
 
 
+def beats(card: int, best: int, trump: int) -> bool:
+    """Whether ``card`` takes the trick from ``best``, the card now winning it (A7.5): a higher
+    card of the same suit, or a trump over a non-trump. ``trump`` is -1 while no suit is trump."""
+    if card // N_RANKS == best // N_RANKS:
+        return card > best
+    return card // N_RANKS == trump
+
+
 def card_text(card: int) -> str:
     """``0 -> "2C"``, ``8 -> "TC"``, ``51 -> "AS"``."""
     if not 0 <= card < N_CARDS:

@@ -26,6 +26,7 @@ from .cards import (
     N_SEATS,
     RANK_JACK,
     SUIT_MASK,
+    beats,
     card_text,
     cards_of,
 )
@@ -450,13 +451,8 @@ class Game:
         if not trick:
             self.led |= bit
             self.led_suit, self.win_card, self.win_seat = suit, card, seat
-        else:
-            win_suit = self.win_card // N_RANKS
-            if suit == win_suit:
-                if card > self.win_card:
-                    self.win_card, self.win_seat = card, seat
-            elif suit == self.trump:  # first trump in the trick
-                self.win_card, self.win_seat = card, seat
+        elif beats(card, self.win_card, self.trump):  # A7.5
+            self.win_card, self.win_seat = card, seat
         trick.append(card)
         if len(trick) < N_SEATS:
             self.current = (seat + 1) % N_SEATS
