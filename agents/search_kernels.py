@@ -27,11 +27,31 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from allfours_env import cards, engine, vector_kernels
 from allfours_env.cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, RANK_TEN
 from allfours_env.engine import BEG, GIVE_ONE, GIVE_OR_RUN, PLAY, RUN, STAND, STAND_OR_BEG
+from allfours_env.numba_ints import cache_depends_on, kernels_of
 from allfours_env.vector_kernels import (
-    CURRENT, HAND, KICK, KICKS_ASIDE, LEADER, PLAYED, LED_SUIT, P_HANG, P_UNDERTRUMP, PHASE, TRICK_CARDS, TRICK_LEN, TRUMP, WIN_CARD,
-    WIN_SEAT, highest, legal_bits, legal_cards, lowest, popcount,
+    CURRENT,
+    HAND,
+    KICK,
+    KICKS_ASIDE,
+    LEADER,
+    LED_SUIT,
+    P_HANG,
+    P_UNDERTRUMP,
+    PHASE,
+    PLAYED,
+    TRICK_CARDS,
+    TRICK_LEN,
+    TRUMP,
+    WIN_CARD,
+    WIN_SEAT,
+    highest,
+    legal_bits,
+    legal_cards,
+    lowest,
+    popcount,
 )
 
 STAND_RANK = 10  # queen
@@ -270,3 +290,7 @@ def sample_worlds(orders, room, may_hold, uniforms, out):
                 u = uniforms[w, n + j]
             if pick != STOCK:
                 out[w, pick] |= _ONE << np.uint64(card)
+
+
+# The kernels compile in the vector engine's kernels and constants: a change there must recompile them.
+cache_depends_on(kernels_of(__name__), (cards, engine, vector_kernels))

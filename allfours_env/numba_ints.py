@@ -19,8 +19,8 @@ from types import ModuleType
 
 import numpy as np
 from numba import types
-from numba.cpython.unsafe.numbers import leading_zeros
 from numba.core.dispatcher import Dispatcher
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic, overload_method, register_jitable
 
 from .cards import beats, next_seat, team_of
@@ -46,6 +46,12 @@ def _bit_count(value):
 def _bit_length(value):
     width = value.bitwidth
     return lambda value: np.int64(width) - np.int64(leading_zeros(value))
+
+
+def kernels_of(module_name: str) -> list[Dispatcher]:
+    """The compiled functions defined in a module (not those it imports)."""
+    namespace = vars(sys.modules[module_name]).values()
+    return [f for f in namespace if isinstance(f, Dispatcher) and f.py_func.__module__ == module_name]
 
 
 def cache_depends_on(kernels: Iterable[Dispatcher], modules: Iterable[ModuleType]) -> None:

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from . import vector_kernels as k
+from .cards import N_CARDS, N_SEATS
 from .engine import EPISODES, N_ACTIONS, PHASE_NAMES, action_text, check_start
 from .observation import OBS_SIZE, rules_block
-from .cards import N_CARDS, N_SEATS
 from .rules import KICK_POINTS, Rules
 
 EPISODE_MODES = EPISODES
@@ -114,7 +114,8 @@ class VectorGame:
         """
         n = self.n
         if options is not None and (isinstance(options, (str, bytes, dict)) or len(options) != n):
-            raise ValueError(f"options must be None or a list of {n} dicts (one per table), got {type(options).__name__}")
+            got = type(options).__name__
+            raise ValueError(f"options must be None or a list of {n} dicts (one per table), got {got}")
         decks: list[list[list[int]]] = []
         dealers = np.full(n, -1, dtype=np.int64)
         scores = np.zeros((n, 2), dtype=np.int64)

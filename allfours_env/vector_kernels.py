@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import cards, engine, observation
 from .cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, TOTAL_GAME_VALUE
 from .engine import (
     BEG,
@@ -36,6 +37,7 @@ from .engine import (
     STAND,
     STAND_OR_BEG,
 )
+from .numba_ints import cache_depends_on, kernels_of
 from .observation import LAYOUT, N_FLAGS
 
 # ---------------------------------------------------------------- state columns
@@ -549,3 +551,7 @@ def sample_legal_all(st, bs, params, uniforms, out):
             for _ in range(np.int64(uniforms[t] * popcount(bits))):
                 bits &= bits - _ONE
             out[t] = lowest(bits)
+
+
+# The kernels compile in constants of cards, engine and observation: a change there must recompile them.
+cache_depends_on(kernels_of(__name__), (cards, engine, observation))

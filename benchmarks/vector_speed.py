@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -33,7 +32,9 @@ except ImportError:
 PARTS = ("step", "observe", "mask", "features", "sample")
 
 
-def bench_vector(n: int, seconds: float, observe: bool, features: bool, seed: int = 0) -> tuple[float, dict[str, float]]:
+def bench_vector(
+    n: int, seconds: float, observe: bool, features: bool, seed: int = 0
+) -> tuple[float, dict[str, float]]:
     """(decisions per second, seconds per decision of each part) for ``n`` tables."""
     vg = VectorGame(n)
     vg.reset(seed=seed)

@@ -8,7 +8,7 @@ played by a one-table ``VectorGame``, checked equal after every step.
 import pytest
 
 from tests import test_scenarios
-from tests.test_scenarios import *  # noqa: F401,F403  (collects the scenario tests again)
+from tests.test_scenarios import *  # noqa: F403  (collects the scenario tests again)
 from tests.vector_mirror import MirroredGame
 
 

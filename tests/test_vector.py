@@ -3,8 +3,9 @@
 The differential test plays 10,000 random matches in lockstep on both engines, from the same
 decks, dealers and starting scores, over random rule sets covering all 13 keys of table A0, and
 compares at every decision: the seat to act, the legal mask, the observation, the points gained,
-the scores and the end of the match. (tests/test_scenarios_vector.py runs the docs/rules.md Part C
-scenarios through both engines.)
+the scores and the end of the match; and the batched policy input of the whole batch
+(``agents.features.batch_policy_input``) against ``policy_input`` of each row.
+(tests/test_scenarios_vector.py runs the docs/rules.md Part C scenarios through both engines.)
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents.features import batch_policy_input, policy_input
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.engine import N_ACTIONS, Game
 from allfours_env.observation import OBS_SIZE, encode
@@ -75,6 +77,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
         current, over, scores, obs = vg.current, vg.is_over, vg.scores.tolist(), vg.observe()
         mask = vg.legal_mask()
         mask_bits = np.packbits(mask, axis=1, bitorder="little").tobytes()
+        inputs = batch_policy_input(obs, mask)
         actions = vg.sample_legal(rng)
         for t, game in enumerate(games):
             assert current[t] == game.current, f"table {t}: seat to act"
@@ -87,6 +90,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
             row = mask_bits[t * MASK_BYTES : (t + 1) * MASK_BYTES]
             assert int.from_bytes(row, "little") == game.legal_bits(), f"table {t}: legal actions"
             assert (obs[t] == encode(game, game.current)).all(), f"table {t}: observation"
+            assert (inputs[t] == policy_input(obs[t], mask[t])).all(), f"table {t}: batched policy input"
             game.step(int(actions[t]))
             decisions += 1
         if over.all():
