@@ -101,6 +101,7 @@ class VectorGame:
         self._rng = np.zeros(n, dtype=np.uint64)
         self._points = np.zeros((n, 2), dtype=np.int64)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
+        self._all_tables = np.ones(n, dtype=bool)
 
     # ---------------------------------------------------------------- starting matches
 
@@ -135,9 +136,7 @@ class VectorGame:
         """Start a new match (score 0-0, dealer by the ``first_dealer`` rule, decks from the
         table's stream) at every table where the bool array ``tables`` is True; the others go on.
         Returns the points each team gained at each restarted table from its first kick."""
-        tables = np.asarray(tables)
-        if tables.shape != (self.n,) or tables.dtype != bool:
-            raise ValueError(f"tables must be a bool array of shape ({self.n},), got {tables.dtype} {tables.shape}")
+        tables = self._check_tables(tables)
         self._n_given[tables] = 0
         return self._start(tables, np.full(self.n, -1, dtype=np.int64), np.zeros((self.n, 2), dtype=np.int64))
 
@@ -173,7 +172,7 @@ class VectorGame:
         out = VectorGame.__new__(VectorGame)
         out.__dict__.update(self.__dict__)
         out.n = self.n * int(copies)
-        for name in ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng", "_points", "_mask"):
+        for name in ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng", "_points", "_mask", "_all_tables"):
             setattr(out, name, np.repeat(getattr(self, name), copies, axis=0))
         return out
 
@@ -245,25 +244,34 @@ class VectorGame:
 
     # ---------------------------------------------------------------- stepping
 
-    def step(self, actions: np.ndarray) -> np.ndarray:
+    def step(self, actions: np.ndarray, tables: np.ndarray | None = None) -> np.ndarray:
         """Apply one action per table (entries of ended tables are ignored) and return the points
-        (int64 (n, 2)) each team gained in this step. Any illegal action raises a ValueError naming
-        the first such table, and no table changes."""
+        (int64 (n, 2)) each team gained in this step. ``tables``: a bool mask of the tables that
+        move (None: all); the others keep their state and their entries are ignored, so that
+        some seats can answer while others wait (a learner's tables while opponents play).
+        Any illegal action raises a ValueError naming the first such table, and no table changes."""
         actions = np.asarray(actions)
         if actions.shape != (self.n,) or actions.dtype.kind not in "iu":
             raise ValueError(
                 f"actions must be an int array of shape ({self.n},), one action id 0..55 per table; "
                 f"got {actions.dtype} {actions.shape}"
             )
+        tables = self._all_tables if tables is None else self._check_tables(tables)
         actions = actions.astype(np.int64, copy=False)
-        bad = k.first_illegal(self._st, self._bs, actions, self._params)
+        bad = k.first_illegal(self._st, self._bs, actions, tables, self._params)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
         k.step_all(
-            self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, actions,
+            self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, actions, tables,
             self._params, self._kick_points, self._points,
         )
         return self._points.copy()
+
+    def _check_tables(self, tables: np.ndarray) -> np.ndarray:
+        tables = np.asarray(tables)
+        if tables.shape != (self.n,) or tables.dtype != bool:
+            raise ValueError(f"tables must be a bool array of shape ({self.n},), got {tables.dtype} {tables.shape}")
+        return tables
 
     def _illegal_message(self, table: int, action: int) -> str:
         bits = int(k.legal_bits(self._st, self._bs, table, self._params))

@@ -457,10 +457,10 @@ def start_matches(st, bs, deck, trick_no, given, n_given, dealers, scores, rng, 
 
 
 @njit(cache=True)
-def first_illegal(st, bs, actions, params):
-    """The first live table whose action is not legal, or -1 if every action is."""
+def first_illegal(st, bs, actions, active, params):
+    """The first live active table whose action is not legal, or -1 if every action is."""
     for t in range(st.shape[0]):
-        if st[t, PHASE] >= DEAL_OVER:
+        if st[t, PHASE] >= DEAL_OVER or not active[t]:
             continue
         a = actions[t]
         if a < 0 or a >= 64 or not legal_bits(st, bs, t, params) & _bit(a):
@@ -469,11 +469,11 @@ def first_illegal(st, bs, actions, params):
 
 
 @njit(cache=True)
-def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, params, kick_points, gained):
-    """Apply ``actions[t]`` at every live table (all already checked legal)."""
+def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, params, kick_points, gained):
+    """Apply ``actions[t]`` at every live table where ``active[t]`` (all already checked legal)."""
     gained[:] = 0
     for t in range(st.shape[0]):
-        if st[t, PHASE] < DEAL_OVER:
+        if st[t, PHASE] < DEAL_OVER and active[t]:
             _apply(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained)
 
 

@@ -220,6 +220,21 @@ def test_restart_starts_new_matches_only_where_asked():
         vg.restart(np.ones(3, dtype=bool))
 
 
+def test_only_the_given_tables_move():
+    vg = VectorGame(6)
+    vg.reset(seed=2)
+    rng = np.random.default_rng(2)
+    moving = np.array([True, False, True, False, False, True])
+    before = vg._st.copy(), vg._bs.copy()
+    actions = vg.sample_legal(rng)
+    actions[~moving] = 99  # ignored: those tables wait
+    vg.step(actions, tables=moving)
+    assert (vg._st[~moving] == before[0][~moving]).all() and (vg._bs[~moving] == before[1][~moving]).all()
+    assert (vg._st[moving] != before[0][moving]).any(axis=1).all()  # each moving table took its action
+    with pytest.raises(ValueError, match="tables must be a bool array"):
+        vg.step(actions, tables=np.ones(6, dtype=int))
+
+
 def test_illegal_action_names_the_table_and_changes_nothing():
     vg = VectorGame(4)
     vg.reset(seed=0)
