@@ -114,6 +114,10 @@ class VectorGame:
         table and change nothing.
         """
         n = self.n
+        try:
+            streams = np.random.SeedSequence(seed).generate_state(n, np.uint64)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({err})") from None
         if options is not None and (isinstance(options, (str, bytes, dict)) or len(options) != n):
             got = type(options).__name__
             raise ValueError(f"options must be None or a list of {n} dicts (one per table), got {got}")
@@ -129,7 +133,7 @@ class VectorGame:
             if table_decks:
                 given[t, : len(table_decks)] = table_decks
         self._given, self._n_given = given, np.array([len(d) for d in decks], dtype=np.int64)
-        self._rng = np.random.SeedSequence(seed).generate_state(n, np.uint64)
+        self._rng = streams
         self._start(np.ones(n, dtype=bool), dealers, scores)
 
     def restart(self, tables: np.ndarray) -> np.ndarray:

@@ -280,10 +280,20 @@ def test_actions_of_the_wrong_shape_or_type_are_refused(actions):
 def test_bad_options_are_refused_and_change_nothing(options, message):
     vg = VectorGame(4)
     vg.reset(seed=0)
-    state = vg._st.copy(), vg._rng.copy()
+    state = vg._st.copy(), vg._rng.copy(), vg._given.copy()
     with pytest.raises(ValueError, match=message):
         vg.reset(seed=1, options=options)
-    assert (vg._st == state[0]).all() and (vg._rng == state[1]).all()
+    assert (vg._st == state[0]).all() and (vg._rng == state[1]).all() and (vg._given == state[2]).all()
+
+
+@pytest.mark.parametrize("seed", [-1, "seven", 2.5])
+def test_bad_seeds_are_refused_and_change_nothing(seed):
+    vg = VectorGame(3)
+    vg.reset(seed=0, options=[{"decks": [list(range(52))]}] * 3)
+    state = vg._st.copy(), vg._rng.copy(), vg._given.copy()
+    with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        vg.reset(seed=seed)
+    assert (vg._st == state[0]).all() and (vg._rng == state[1]).all() and (vg._given == state[2]).all()
 
 
 @pytest.mark.parametrize(
