@@ -11,7 +11,9 @@ they end, one process, one thread. Each batch size is timed four ways, every ste
 
 and the cost of one decision is split into its parts (step, observe, mask, features, sampling the
 action) from separate timers. The scalar ``env()`` (PettingZoo AEC, observation and mask read at
-every decision) and the per-row ``agents.features.policy_input`` are timed in the same run.
+every decision), the per-row ``agents.features.policy_input`` and, from a checkout, the per-row
+Python features the batched ones replaced (frozen in tests/test_features.py) are timed in the
+same run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +73,7 @@ def bench_vector(
 
 
 def bench_scalar_env(seconds: float) -> float:
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parent))
     from speed import bench_aec
 
     import allfours_env
@@ -78,8 +82,8 @@ def bench_scalar_env(seconds: float) -> float:
     return decisions / elapsed
 
 
-def bench_policy_input(seconds: float) -> float:
-    """Seconds per call of the per-row policy_input, on observations of random play."""
+def bench_per_row(function: Callable, seconds: float) -> float:
+    """Seconds per call of a per-row feature function ``(observation, mask)``, on observations of random play."""
     vg = VectorGame(256)
     vg.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -92,7 +96,7 @@ def bench_policy_input(seconds: float) -> float:
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         obs, mask = rows[calls % len(rows)]
-        policy_input(obs, mask)
+        function(obs, mask)
         calls += 1
     return (time.perf_counter() - start) / calls
 
@@ -133,10 +137,19 @@ def main(argv: list[str] | None = None) -> None:
     for n, parts in split.items():
         print(f"| {n:,} | " + " | ".join(f"{parts[p] * 1e6:.2f}" for p in PARTS) + " |")
     if policy_input is not None:
-        per_row = bench_policy_input(args.seconds)
         best = min(parts["features"] for parts in split.values())
-        print(f"\nper-row policy_input: {per_row * 1e6:.1f} us; batched features at best {best * 1e6:.2f} us "
-              f"per decision ({per_row / best:.0f}x cheaper)")
+        print(f"\nbatched policy input: at best {best * 1e6:.2f} us per decision")
+        rows = [("policy_input (per row, same kernel)", policy_input)]
+        try:  # the per-row Python implementation the batched one replaced, frozen in the tests
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+            from tests.test_features import reference_features
+
+            rows.append(("previous per-row features (tests/test_features.py reference)", reference_features))
+        except ImportError:
+            pass
+        for name, function in rows:
+            per_row = bench_per_row(function, args.seconds)
+            print(f"{name}: {per_row * 1e6:.1f} us per call; batched is {per_row / best:.0f}x cheaper")
 
 
 if __name__ == "__main__":
