@@ -33,7 +33,7 @@ import numpy as np
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, View, decode
 from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
-from allfours_env.rules import DEFAULT_RULES, KICK_POINTS, Rules
+from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 
 from .base import Observation, SeededBot, legal_actions
@@ -56,8 +56,7 @@ class Position:
 
     rules: Rules
     dealer: int
-    kicks: tuple[int, ...]  # in the order they were turned; the last one is live if ``live_kick``
-    live_kick: bool
+    kicks: tuple[int, ...]  # the kicks set aside (any order: all of the begged suit), then the live one
     runs_dealt: int  # runs that dealt cards to the hands (0, 1 or 2)
     start_scores: tuple[int, int]  # own team, other team, before this deal's kicks and give-one
     history: tuple[int, ...]  # the public actions of the deal, in order
@@ -70,10 +69,9 @@ class Position:
 
     @classmethod
     def from_view(cls, view: View) -> Position:
-        rules = getattr(view, "rules", DEFAULT_RULES)
+        rules = view.rules
         aside = cards_of(view.kicks_aside_bits)
-        live = view.kick is not None
-        kicks = tuple(aside) + ((view.kick,) if live else ())
+        kicks = tuple(aside) + ((view.kick,) if view.kick is not None else ())
         kick_points = KICK_POINTS[rules.kick_points]
         dealer_team = view.dealer % 2
         gained = [0, 0]
@@ -102,7 +100,6 @@ class Position:
             rules=rules,
             dealer=view.dealer,
             kicks=kicks,
-            live_kick=live,
             runs_dealt=min(len(aside), len(RUN_STARTS)),
             start_scores=(view.scores[0] - gained[0], view.scores[1] - gained[1]),
             history=tuple(history),
