@@ -138,3 +138,12 @@ def test_time_budget_stops_early():
     start = time.perf_counter()
     bot.act(observation)
     assert time.perf_counter() - start < 2.0
+
+
+def test_terminal_play_against_search():
+    """``python -m agents.play --opponents search`` plays a whole match (scripted answers)."""
+    from tests.test_play import Script, first_label, run
+
+    script = Script(then=first_label)
+    assert run(script, partner="search:worlds=4", opponents=("search:worlds=4",)) == 0
+    assert "Match over" in script.text
