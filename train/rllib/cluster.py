@@ -1,0 +1,50 @@
+"""Starting Ray: in this process with this machine's cores, or joining an existing cluster."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+ADDRESS_ENV = "RAY_ADDRESS"
+CONNECT_TIMEOUT_S = 5.0
+SPECIAL_ADDRESSES = ("auto", "local")  # Ray resolves these itself
+
+
+class ClusterError(RuntimeError):
+    """The Ray cluster asked for cannot be reached."""
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    plain = address.split("://", 1)[-1]
+    host, sep, port = plain.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ClusterError(f"--address must be HOST:PORT of a Ray head (e.g. 10.0.0.5:6379), got {address!r}")
+    return host, int(port)
+
+
+def check_reachable(address: str) -> None:
+    """Fail within seconds, with a clear message, when nothing listens at ``address``."""
+    if address in SPECIAL_ADDRESSES:
+        return
+    host, port = _host_port(address)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as err:
+        raise ClusterError(
+            f"no Ray cluster reachable at {address} ({err}); start its head with `ray start --head` "
+            f"and pass the address it prints, or drop --address (and unset {ADDRESS_ENV}) to train on this machine"
+        ) from None
+
+
+def start_ray(address: str | None) -> str:
+    """``ray.init`` on the cluster at ``address`` (or $RAY_ADDRESS), else locally; returns where."""
+    import ray
+
+    address = address or os.environ.get(ADDRESS_ENV) or None
+    if address:
+        check_reachable(address)
+        ray.init(address=address, log_to_driver=False)
+        return f"the Ray cluster at {address}"
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    return f"a local Ray instance ({os.cpu_count()} CPUs)"
