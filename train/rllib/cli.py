@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import sys
 
 from allfours_env.rules import parse_rule_options
@@ -47,7 +46,9 @@ def main(argv: list[str]) -> int:
         help="rule variant, repeatable, merged into the config's rules",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    if importlib.util.find_spec("ray") is None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
         parser.exit(2, MISSING_RAY)
     if args.rule and args.resume:
         parser.error("--rule cannot change a resumed run: it keeps the rules it started with")

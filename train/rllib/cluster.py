@@ -37,13 +37,19 @@ def check_reachable(address: str) -> None:
         ) from None
 
 
-def start_ray(address: str | None) -> str:
-    """``ray.init`` on the cluster at ``address`` (or $RAY_ADDRESS), else locally; returns where."""
-    import ray
-
+def cluster_address(address: str | None) -> str | None:
+    """The cluster to join (``address``, else $RAY_ADDRESS), checked reachable; None: a local Ray."""
     address = address or os.environ.get(ADDRESS_ENV) or None
     if address:
         check_reachable(address)
+    return address
+
+
+def start_ray(address: str | None) -> str:
+    """``ray.init`` on the cluster at ``address`` (see :func:`cluster_address`), else locally; returns where."""
+    import ray
+
+    if address:
         ray.init(address=address, log_to_driver=False)
         return f"the Ray cluster at {address}"
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)

@@ -47,7 +47,7 @@ from eval import evaluate
 from ..checkpoints import KEEP, STEP_PREFIX, ResumeError, candidates, checkpoint_root, newest_intact, write_text_atomic
 from ..config import RUN_CONFIG_FILE, ConfigError
 from ..lock import RunLock
-from .cluster import start_ray
+from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import AllFoursMultiAgentEnv
 from .export import weights_from_module_state
@@ -202,7 +202,11 @@ class Progress:
 def train(
     config: RLlibConfig, resume: bool = False, progress: bool = True, extend: bool = False, address: str | None = None
 ) -> Path:
-    """Run (or resume) training; returns the path of ``final.npz``. See the module docstring."""
+    """Run (or resume) training; returns the path of ``final.npz``. See the module docstring.
+
+    Raises ClusterError, before anything is written, when the cluster asked for is unreachable.
+    """
+    address = cluster_address(address)
     config.run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(config.run_dir):
         return _train_locked(config, resume, progress, extend, address)
