@@ -21,6 +21,7 @@ only runs you trust. Share ``final.npz``: it is plain arrays.
 Tensorboard tags: ``train/*`` (main's learner stats: losses, entropy, KL, ...),
 ``rollout/episode_return_mean``, ``rollout/episode_len_mean``, ``time/steps_per_second``,
 ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>``, ``eval/win_rate_high_vs_<bot>``.
+Steps/s (progress lines and tensorboard) leave out the time spent in evaluations.
 """
 
 from __future__ import annotations
@@ -163,11 +164,12 @@ class Progress:
         self.show = show
         self.writer = SummaryWriter(str(config.run_dir / TB_NAME))
         self.clock = (time.monotonic(), steps)
+        self.eval_seconds = 0.0  # left out of steps/s: the rate is the training's
         self.latest_eval: dict[str, tuple[float, float, float]] = {}
 
     def rate(self, steps: int) -> float:
         start, start_steps = self.clock
-        return (steps - start_steps) / max(time.monotonic() - start, 1e-9)
+        return (steps - start_steps) / max(time.monotonic() - start - self.eval_seconds, 1e-9)
 
     def log(self, result: dict, steps: int) -> None:
         for key, value in result.get("learners", {}).get(MAIN, {}).items():
@@ -180,6 +182,7 @@ class Progress:
         self.writer.add_scalar("time/steps_per_second", self.rate(steps), steps)
 
     def evaluate(self, weights: Weights, steps: int) -> None:
+        start = time.monotonic()
         bot = PolicyBot(weights, name="learner")
         for opponent in self.config.eval_opponents:
             result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
@@ -188,6 +191,7 @@ class Progress:
             for tag, value in (("win_rate", result.win_rate), ("win_rate_low", low), ("win_rate_high", high)):
                 self.writer.add_scalar(f"eval/{tag}_vs_{opponent}", value, steps)
         self.writer.flush()
+        self.eval_seconds += time.monotonic() - start
 
     def line(self, steps: int) -> None:
         if not self.show:
