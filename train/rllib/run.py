@@ -101,6 +101,11 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
     )
 
 
+def _node_of(env_runner: object) -> str:
+    """The Ray node an env runner runs on."""
+    return ray.get_runtime_context().get_node_id()
+
+
 def export_main(algo: Algorithm) -> Weights:
     """``main``'s actor as numpy weights (see :mod:`.export`)."""
     return weights_from_module_state(algo.learner_group.get_weights(module_ids=[MAIN])[MAIN], ACTIVATION)
@@ -236,7 +241,11 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         if resume:
             algo.restore_from_path(str(folder.resolve()))
             say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
-        say(f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs")
+        nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
+        say(
+            f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
+            + (f", on {len(nodes)} node(s)" if nodes else ", sampling in this process")
+        )
         report = Progress(config, steps, progress)
         if steps == 0:  # the starting point of the learning curve
             report.evaluate(export_main(algo), steps)
