@@ -85,4 +85,5 @@ class LeagueCallback(RLlibCallback):
 
 
 def league_callback(snapshot_every: int, league_size: int) -> type[LeagueCallback]:
-    return type("BoundLeagueCallback", (LeagueCallback,), {"snapshot_every": snapshot_every, "league_size": league_size})
+    settings = {"snapshot_every": snapshot_every, "league_size": league_size}
+    return type("BoundLeagueCallback", (LeagueCallback,), settings)

@@ -146,7 +146,9 @@ def resumed_config(given: RLlibConfig, steps: int, extend: bool) -> RLlibConfig:
     saved = load_rllib_config(path)
     mine, theirs = saved.to_dict(), given.to_dict()
     identity = ("run_name", "output_dir", "total_steps")
-    differ = [f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]]
+    differ = [
+        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
+    ]
     if differ:
         raise ResumeError(
             f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
