@@ -3,6 +3,7 @@ the league's seat plan, one short training run that exports a playable policy, a
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -219,18 +220,28 @@ def test_config_errors_name_the_key(tmp_path):
         load_rllib_config(RLLIB_CONFIG, self_play=2.0)
 
 
-def test_one_short_training_run_exports_a_policy_that_plays_legal_moves(tmp_path, capsys):
+def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_path, capsys):
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY_CONFIG)
     code = train_main(["--backend", "rllib", "--config", str(config), "--output-dir", str(tmp_path)])
     assert code == 0
     err = capsys.readouterr().err
-    assert "[train] 1,000/1,000 steps (100%)" in err and "vs random" in err
+    # RLlib may sample a few steps more than asked
+    assert re.search(r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  vs random", err), err
     run = tmp_path / "tiny"
     final = run / "final.npz"
     assert int(load_weights(final)["obs_layout"]) == OBS_LAYOUT
     assert (run / "checkpoints" / "latest").is_file()
     assert any((run / "tensorboard").iterdir())
+    resume = ["--backend", "rllib", "--run-name", "tiny", "--output-dir", str(tmp_path), "--resume"]
+    with pytest.raises(SystemExit):
+        train_main([*resume, "--seed", "5"])  # a resumed run keeps its own config
+    assert "differs in seed" in capsys.readouterr().err
+    assert train_main([*resume, "--total-steps", "1500"]) == 0  # extends the finished run
+    err = capsys.readouterr().err
+    assert re.search(r"from checkpoint step_00000010\d\d at step 1,0\d\d of 1,500", err), err
+    assert re.search(r"\[train\] 1,5\d\d/1,500 steps", err), err
+    assert (run / "checkpoints" / "latest").read_text().startswith("step_00000015")
     bots = [agents.make(str(final)), agents.make("random"), agents.make(str(final)), agents.make("random")]
     for seed in range(5):
         for bot in bots:
