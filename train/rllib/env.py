@@ -96,12 +96,8 @@ class AllFoursMultiAgentEnv(MultiAgentEnv):
             if self._acted[s] or over:  # RLlib drops rewards of seats that have not acted yet
                 rewards[s] = float(self._pending[s])
                 self._pending[s] = 0.0
-        done = {"__all__": over}
-        infos = {}
-        if over:
-            done.update({s: True for s in SEATS})
-            infos = {seat: {"scores": tuple(game.scores), "deals": game.deal_number}}
-        return self._observe(), rewards, done, {"__all__": False}, infos
+        done = {"__all__": over, **({s: True for s in SEATS} if over else {})}
+        return self._observe(), rewards, done, {"__all__": False}, {}
 
     def _on_event(self, event: Event) -> None:
         points = event_reward(event, self.reward_mode) * self.scale
