@@ -6,6 +6,7 @@ import os
 import socket
 
 ADDRESS_ENV = "RAY_ADDRESS"
+AUTH_MODE_ENV = "RAY_AUTH_MODE"  # Ray 2.60 clusters started by `ray start` require a token by default
 CONNECT_TIMEOUT_S = 5.0
 SPECIAL_ADDRESSES = ("auto", "local")  # Ray resolves these itself
 
@@ -50,7 +51,14 @@ def start_ray(address: str | None) -> str:
     import ray
 
     if address:
-        ray.init(address=address, log_to_driver=False)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except ConnectionError as err:  # also a cluster with token authentication that refused us
+            raise ClusterError(
+                f"could not join the Ray cluster at {address}: {str(err).splitlines()[0]}. If its head printed "
+                f"'Token authentication is enabled', run with {AUTH_MODE_ENV}=token and the head's token in "
+                f"~/.ray/auth_token (or {AUTH_MODE_ENV}=disabled on every node when starting the cluster)"
+            ) from None
         return f"the Ray cluster at {address}"
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     return f"a local Ray instance ({os.cpu_count()} CPUs)"
