@@ -129,6 +129,10 @@ def test_rule_variants_episodes_and_reset_options_pass_through():
     assert env.match.game.dealer == 0 and env.match.game.episode == "deal"
     play(env, 3, random_chooser(3))
     assert env.match.game.deal_number == 1  # a deal episode ends after one deal
+    before, rng_state = env.match, env.rng.bit_generator.state
+    with pytest.raises(ValueError, match="dealer"):
+        env.reset(seed=4, options={"dealer": 9})  # refused before anything changes
+    assert env.match is before and env.rng.bit_generator.state == rng_state
     with pytest.raises(ValueError, match="reward must be one of"):
         AllFoursMultiAgentEnv({"reward": "win"})
     with pytest.raises(ValueError, match="unknown env_config"):

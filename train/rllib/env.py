@@ -75,9 +75,9 @@ class AllFoursMultiAgentEnv(MultiAgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """A new match; ``options``: the AEC env's reset options (``decks``, ``dealer``, ``scores``)."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        game = Game(self.rules, self.rng, episode=self.episode, **dict(options or {}))
+        rng = np.random.default_rng(seed) if seed is not None else self.rng
+        game = Game(self.rules, rng, episode=self.episode, **dict(options or {}))  # bad options raise here
+        self.rng = rng
         self._pending[:] = 0.0
         self._acted[:] = False
         self.match = Match(game, [None] * N_SEATS, on_event=self._on_event)
