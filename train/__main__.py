@@ -6,6 +6,7 @@
     python -m train --run-name try1 --resume          # continue an interrupted run (its own config)
     python -m train --run-name try1 --resume --total-steps 4000000   # extend it
     python -m train --rule target_score=7 --rule kick_points=tobago   # a rule variant
+    python -m train --backend rllib --config configs/rllib.yaml       # on Ray RLlib (train/rllib/cli.py)
 """
 
 from __future__ import annotations
@@ -22,10 +23,20 @@ from .config import DEFAULT_CONFIG, ConfigError, load_config, run_config_file
 from .lock import RunInUseError
 
 INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
+BACKENDS = ("sb3", "rllib")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    backend = argparse.ArgumentParser(add_help=False)
+    backend.add_argument("--backend", choices=BACKENDS, default="sb3")
+    known, _ = backend.parse_known_args(argv)
+    if known.backend == "rllib":
+        from .rllib.cli import main as rllib_main  # imports Ray only when it runs
+
+        return rllib_main(argv)
     parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
+    parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
     parser.add_argument(
         "--config", help=f"YAML config file (default: {DEFAULT_CONFIG}; with --resume: the run's own config.yaml)"
     )

@@ -1,0 +1,87 @@
+"""``python -m train --backend rllib``: PPO self-play on Ray RLlib, locally or on a cluster.
+
+    python -m train --backend rllib --config configs/rllib.yaml
+    python -m train --backend rllib --run-name r1 --resume                 # continue a run
+    python -m train --backend rllib --address 10.0.0.5:6379                # on a running Ray cluster
+
+Importable without Ray: a missing install is one line saying what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from allfours_env.rules import parse_rule_options
+
+from ..checkpoints import ResumeError
+from ..config import RUN_CONFIG_FILE, ConfigError
+from ..lock import RunInUseError
+from .cluster import ADDRESS_ENV, ClusterError
+from .config import RLLIB_CONFIG, load_rllib_config
+
+INTERRUPTED_EXIT = 130
+PROG = "python -m train --backend rllib"
+MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip install -e '.[rllib]'\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description="Self-play PPO for All Fours on Ray RLlib.")
+    parser.add_argument("--backend", choices=["rllib"], default="rllib", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--config", help=f"YAML config file (default: {RLLIB_CONFIG}; with --resume: the run's own config.yaml)"
+    )
+    parser.add_argument("--total-steps", type=int, help="environment steps (decisions of all seats) to train for")
+    parser.add_argument("--seed", type=int, help="seed of the run")
+    parser.add_argument("--run-name", help="folder name of the run under the output folder")
+    parser.add_argument("--output-dir", help="where runs are written (default: runs)")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--address", help=f"HOST:PORT of a running Ray cluster's head (default: ${ADDRESS_ENV}, else a local Ray)"
+    )
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE",
+        help="rule variant, repeatable, merged into the config's rules",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        parser.exit(2, MISSING_RAY)
+    if args.rule and args.resume:
+        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
+    try:
+        rules = parse_rule_options(args.rule)
+    except ValueError as err:
+        parser.error(str(err))
+    config_file = args.config or RLLIB_CONFIG
+    try:
+        if args.resume and args.config is None:
+            defaults = load_rllib_config(RLLIB_CONFIG)
+            run_dir = dataclasses.replace(
+                defaults, run_name=args.run_name or defaults.run_name, output_dir=args.output_dir or defaults.output_dir
+            ).run_dir
+            config_file = run_dir / RUN_CONFIG_FILE
+            if not config_file.is_file():
+                parser.exit(2, f"{PROG}: error: nothing to resume: no run in {run_dir}\n")
+        config = load_rllib_config(
+            config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name,
+            output_dir=args.output_dir,
+        )  # fmt: skip
+        if rules:
+            config = dataclasses.replace(config, rules={**config.rules, **rules})
+        from .run import train  # Ray and torch load only now, after the arguments are checked
+
+        final = train(
+            config, resume=args.resume, progress=not args.quiet, extend=args.total_steps is not None,
+            address=args.address,
+        )  # fmt: skip
+    except (ConfigError, ResumeError, RunInUseError, ClusterError) as err:
+        parser.exit(2, f"{PROG}: error: {err}\n")
+    except KeyboardInterrupt as err:
+        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
+        return INTERRUPTED_EXIT
+    print(f"final policy: {final}; tensorboard --logdir {config.run_dir}")
+    return 0

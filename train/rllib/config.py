@@ -1,0 +1,119 @@
+"""Options of the RLlib backend: one typed dataclass, read from YAML (``configs/rllib.yaml``).
+
+Same rules as :mod:`train.config`: every key must be a field below with a value of its type,
+anything else is a ``ConfigError`` naming the key. Steps are environment steps: every decision
+of every seat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from allfours_env.engine import EPISODES
+from allfours_env.rewards import REWARD_MODES
+from allfours_env.rules import Rules
+
+from ..config import CONFIG_DIR, ConfigError, _check_bot, _check_type
+
+RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
+
+
+@dataclass(frozen=True)
+class RLlibConfig:
+    # run
+    run_name: str = "rllib"
+    output_dir: str = "runs"
+    seed: int = 0
+    total_steps: int = 500_000
+    # Ray: env runners (one CPU each, spread over the cluster's nodes) and envs in each
+    num_env_runners: int = 2
+    num_envs_per_env_runner: int = 4
+    # game: rule variants (docs/rules.md table A0), reward ("points" or "match"), episode ("match" or "deal")
+    rules: dict[str, Any] = field(default_factory=dict)
+    reward: str = "points"
+    episode: str = "match"
+    # PPO
+    learning_rate: float = 3e-4
+    train_batch_size: int = 4000
+    minibatch_size: int = 500
+    num_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    # league (train/rllib/league.py): the chance that main plays itself, else a frozen snapshot
+    self_play: float = 0.5
+    league_size: int = 4
+    snapshot_every: int = 50_000
+    # evaluation (duplicate boards against bots) and checkpoints
+    eval_every: int = 50_000
+    eval_boards: int = 100
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "rule_based"])
+    checkpoint_every: int = 50_000
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(RLlibConfig)
+        for f in dataclasses.fields(self):
+            _check_type(f.name, getattr(self, f.name), hints[f.name])
+        positive = ("total_steps", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs",
+                    "league_size", "snapshot_every", "eval_every", "eval_boards", "checkpoint_every")  # fmt: skip
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.num_env_runners < 0:
+            raise ConfigError(f"num_env_runners must be 0 (sample in the trainer) or more, got {self.num_env_runners}")
+        if self.minibatch_size > self.train_batch_size:
+            raise ConfigError(f"minibatch_size ({self.minibatch_size}) must not exceed train_batch_size")
+        if not 0.0 <= self.self_play <= 1.0:
+            raise ConfigError(f"self_play is a probability, got {self.self_play}")
+        for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("episode", self.episode, EPISODES)):
+            if value not in allowed:
+                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
+        if not self.net_arch or any(n < 1 for n in self.net_arch):
+            raise ConfigError(f"net_arch must list positive layer sizes, got {self.net_arch}")
+        try:
+            Rules.from_kwargs(**self.rules)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"rules: {err}") from None
+        for name in self.eval_opponents:
+            _check_bot("eval_opponents", name)
+        if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
+            raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.run_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
+    """Read a YAML config and apply overrides (None values are ignored)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no config file at {path}; the shipped one is {RLLIB_CONFIG}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a mapping of option: value (see {RLLIB_CONFIG})")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(RLlibConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown option(s) {unknown}; known options: {sorted(known)}")
+    try:
+        return RLlibConfig(**data)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None

@@ -1,0 +1,41 @@
+"""The trained actor of an RLlib PPO module as the numpy policy file :func:`agents.make` loads.
+
+RLlib's default PPO module computes the action logits as ``pi(actor_encoder(x))``: the actor
+encoder is an MLP whose every layer (the last one too) is followed by the activation, and the
+``pi`` head (``head_fcnet_hiddens=[]``) is one linear layer. That is exactly the network
+:class:`agents.policy.PolicyBot` runs, so the export is a renaming of the arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from agents.policy import ACTIVATION_KEY, LAYOUT_KEY, OBS_LAYOUT, CheckpointError, Weights, check_weights
+
+ACTOR_PREFIX = "encoder.actor_encoder.net.mlp."
+HEAD_PREFIX = "pi.net.mlp."
+
+
+def _linear_layers(state: Mapping[str, Any], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weight, bias) of each linear layer under ``prefix``, in order (torch weights are (out, in))."""
+    indices = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
+    return [(np.asarray(state[f"{prefix}{i}.weight"]), np.asarray(state[f"{prefix}{i}.bias"])) for i in indices]
+
+
+def weights_from_module_state(state: Mapping[str, Any], activation: str) -> Weights:
+    """Our weight names (see :mod:`agents.policy`) from the state dict of a masked PPO module."""
+    hidden = _linear_layers(state, ACTOR_PREFIX)
+    head = _linear_layers(state, HEAD_PREFIX)
+    if not hidden or len(head) != 1:
+        raise CheckpointError(
+            f"expected an actor encoder and a one-layer pi head, got {len(hidden)} encoder and {len(head)} head layers"
+        )
+    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(OBS_LAYOUT)}
+    for i, (w, b) in enumerate(hidden):
+        out[f"w{i}"], out[f"b{i}"] = w.T.astype(np.float32), b.astype(np.float32)
+    out["w_out"], out["b_out"] = head[0][0].T.astype(np.float32), head[0][1].astype(np.float32)
+    check_weights(out, "the RLlib module")
+    return out

@@ -1,0 +1,284 @@
+"""Training on Ray RLlib, top to bottom.
+
+1. Read the config; create (or, with ``resume``, reopen) ``<output_dir>/<run_name>/`` and lock it
+   (:mod:`train.lock`). A resumed run keeps its saved config (only ``total_steps`` may change,
+   when asked explicitly) and restarts from its newest intact checkpoint.
+2. Start Ray (:mod:`.cluster`): locally, or on the cluster at ``--address`` / ``$RAY_ADDRESS``.
+3. Build PPO: ``num_env_runners`` env runners (one CPU each; Ray places them on the cluster's
+   nodes) with ``num_envs_per_env_runner`` envs each (:mod:`.env`), the masked module
+   (:mod:`.module`) as ``main`` plus the frozen league, the seat plan and league callback
+   (:mod:`.league`); the learner runs in this process.
+4. Iterate ``algorithm.train()`` until ``total_steps`` environment steps: log to tensorboard,
+   evaluate the exported actor against bots with duplicate boards (the ``eval`` library),
+   write checkpoints, print progress lines.
+5. Write a last checkpoint (so ``--resume --total-steps`` can extend the run) and ``final.npz``,
+   the actor in the numpy format :func:`agents.make` loads.
+
+Checkpoints are RLlib's own (``Algorithm.save_to_path``) under ``checkpoints/step_<N>/``, written
+under a temporary name and renamed into place; RLlib's format pickles Python objects, so resume
+only runs you trust. Share ``final.npz``: it is plain arrays.
+
+Tensorboard tags: ``train/*`` (main's learner stats: losses, entropy, KL, ...),
+``rollout/episode_return_mean``, ``rollout/episode_len_mean``, ``time/steps_per_second``,
+``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>``, ``eval/win_rate_high_vs_<bot>``.
+Steps/s (progress lines and tensorboard) leave out the time spent in evaluations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import ray
+import torch
+import yaml
+from ray.rllib.algorithms.algorithm import Algorithm
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from tensorboardX import SummaryWriter
+
+from agents.policy import PolicyBot, Weights, save_weights
+from eval import evaluate
+
+from ..checkpoints import KEEP, STEP_PREFIX, ResumeError, candidates, checkpoint_root, newest_intact, write_text_atomic
+from ..config import RUN_CONFIG_FILE, ConfigError
+from ..lock import RunLock
+from .cluster import cluster_address, start_ray
+from .config import RLlibConfig, load_rllib_config
+from .env import AllFoursMultiAgentEnv
+from .export import weights_from_module_state
+from .league import MAIN, SeatPlan, league_callback, league_ids
+from .module import ACTIVATION, module_spec
+
+TB_NAME = "tensorboard"
+PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done
+RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
+FINAL_NAME = "final.npz"
+
+
+def say(text: str) -> None:
+    print(f"[train] {text}", file=sys.stderr, flush=True)
+
+
+def algorithm_config(config: RLlibConfig) -> PPOConfig:
+    spec = module_spec(config.net_arch)
+    modules = [MAIN, *league_ids(config.league_size)]
+    env_config = {"rules": dict(config.rules), "reward": config.reward, "episode": config.episode}
+    return (
+        PPOConfig()
+        .environment(AllFoursMultiAgentEnv, env_config=env_config, disable_env_checking=True)
+        .env_runners(
+            num_env_runners=config.num_env_runners,
+            num_envs_per_env_runner=config.num_envs_per_env_runner,
+            num_cpus_per_env_runner=1,
+        )
+        .learners(num_learners=0)  # the learner runs in this process
+        .multi_agent(
+            policies=set(modules),
+            policy_mapping_fn=SeatPlan(config.seed, config.self_play, config.league_size),
+            policies_to_train=[MAIN],
+        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: spec for m in modules}))
+        .training(
+            lr=config.learning_rate,
+            train_batch_size_per_learner=config.train_batch_size,
+            minibatch_size=config.minibatch_size,
+            num_epochs=config.num_epochs,
+            gamma=config.gamma,
+            lambda_=config.gae_lambda,
+            clip_param=config.clip_range,
+            entropy_coeff=config.ent_coef,
+            vf_loss_coeff=config.vf_coef,
+            grad_clip=config.max_grad_norm,
+        )
+        .callbacks(league_callback(config.snapshot_every, config.league_size))
+        .debugging(seed=config.seed)
+    )
+
+
+def _node_of(env_runner: object) -> str:
+    """The Ray node an env runner runs on."""
+    return ray.get_runtime_context().get_node_id()
+
+
+def export_main(algo: Algorithm) -> Weights:
+    """``main``'s actor as numpy weights (see :mod:`.export`)."""
+    return weights_from_module_state(algo.learner_group.get_weights(module_ids=[MAIN])[MAIN], ACTIVATION)
+
+
+def save_checkpoint(algo: Algorithm, run_dir: Path, steps: int) -> Path:
+    root = checkpoint_root(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"{STEP_PREFIX}{steps:010d}"
+    final, tmp = root / name, root / f".{name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    algo.save_to_path(str(tmp.resolve()))
+    write_text_atomic(tmp / PROGRESS_FILE, json.dumps({"steps": steps}))
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    write_text_atomic(root / "latest", name + "\n")
+    for old in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def read_progress(folder: Path) -> int:
+    """The steps a checkpoint was taken at; ResumeError if it is not a complete RLlib checkpoint."""
+    try:
+        if not (folder / RLLIB_CHECKPOINT_FILE).is_file():
+            raise ValueError(f"no {RLLIB_CHECKPOINT_FILE}")
+        steps = json.loads((folder / PROGRESS_FILE).read_text())["steps"]
+        if not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ResumeError(f"{folder} is not an intact RLlib checkpoint: {type(err).__name__}: {err}") from None
+    return steps
+
+
+def resumed_config(given: RLlibConfig, steps: int, extend: bool) -> RLlibConfig:
+    """The run's own config; ``given`` may differ only in ``total_steps``, and only with ``extend``."""
+    path = given.run_dir / RUN_CONFIG_FILE
+    saved = load_rllib_config(path)
+    mine, theirs = saved.to_dict(), given.to_dict()
+    identity = ("run_name", "output_dir", "total_steps")
+    differ = [
+        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
+    ]
+    if differ:
+        raise ResumeError(
+            f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
+            f"{'; '.join(differ)}. Resume without --config and --seed, or start a new run with another --run-name"
+        )
+    if given.total_steps != saved.total_steps:
+        if not extend:
+            raise ResumeError(f"total_steps of the run is {saved.total_steps:,}; pass --total-steps to change it")
+        if given.total_steps <= steps:
+            raise ResumeError(f"the run is at step {steps:,} already; --total-steps must be more than that")
+        write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
+    return given
+
+
+class Progress:
+    """Tensorboard scalars, evaluations and progress lines."""
+
+    def __init__(self, config: RLlibConfig, steps: int, show: bool):
+        self.config = config
+        self.show = show
+        self.writer = SummaryWriter(str(config.run_dir / TB_NAME))
+        self.clock = (time.monotonic(), steps)
+        self.eval_seconds = 0.0  # left out of steps/s: the rate is the training's
+        self.latest_eval: dict[str, tuple[float, float, float]] = {}
+
+    def rate(self, steps: int) -> float:
+        start, start_steps = self.clock
+        return (steps - start_steps) / max(time.monotonic() - start - self.eval_seconds, 1e-9)
+
+    def log(self, result: dict, steps: int) -> None:
+        for key, value in result.get("learners", {}).get(MAIN, {}).items():
+            if isinstance(value, (int, float, np.number)) and np.isfinite(value):  # scalars; some are NaN early
+                self.writer.add_scalar(f"train/{key}", float(value), steps)
+        runners = result.get("env_runners", {})
+        for key in ("episode_return_mean", "episode_len_mean"):
+            if key in runners:
+                self.writer.add_scalar(f"rollout/{key}", float(runners[key]), steps)
+        self.writer.add_scalar("time/steps_per_second", self.rate(steps), steps)
+
+    def evaluate(self, weights: Weights, steps: int) -> None:
+        start = time.monotonic()
+        bot = PolicyBot(weights, name="learner")
+        for opponent in self.config.eval_opponents:
+            result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
+            low, high = result.win_rate_ci
+            self.latest_eval[opponent] = (result.win_rate, low, high)
+            for tag, value in (("win_rate", result.win_rate), ("win_rate_low", low), ("win_rate_high", high)):
+                self.writer.add_scalar(f"eval/{tag}_vs_{opponent}", value, steps)
+        self.writer.flush()
+        self.eval_seconds += time.monotonic() - start
+
+    def line(self, steps: int) -> None:
+        if not self.show:
+            return
+        total = self.config.total_steps
+        text = f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {self.rate(steps):,.0f} steps/s"
+        for name, (win, low, high) in self.latest_eval.items():
+            text += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
+        print(text, file=sys.stderr, flush=True)
+
+
+def train(
+    config: RLlibConfig, resume: bool = False, progress: bool = True, extend: bool = False, address: str | None = None
+) -> Path:
+    """Run (or resume) training; returns the path of ``final.npz``. See the module docstring.
+
+    Raises ClusterError, before anything is written, when the cluster asked for is unreachable.
+    """
+    address = cluster_address(address)
+    config.run_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(config.run_dir):
+        return _train_locked(config, resume, progress, extend, address)
+
+
+def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: bool, address: str | None) -> Path:
+    run_dir = config.run_dir
+    steps = 0
+    if resume:
+        folder, steps, skipped = newest_intact(run_dir, read_progress)
+        for reason in skipped:
+            say(f"skipping a damaged checkpoint: {reason}")
+        config = resumed_config(config, steps, extend)
+    else:
+        if checkpoint_root(run_dir).exists() or (run_dir / FINAL_NAME).exists():
+            raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
+        write_text_atomic(run_dir / RUN_CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
+    torch.set_num_threads(1)  # the learner runs here
+    where = start_ray(address)
+    algo = None
+    try:
+        algo = algorithm_config(config).build_algo()
+        if resume:
+            algo.restore_from_path(str(folder.resolve()))
+            say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
+        nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
+        say(
+            f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
+            + (f", on {len(nodes)} node(s)" if nodes else ", sampling in this process")
+        )
+        report = Progress(config, steps, progress)
+        if steps == 0:  # the starting point of the learning curve
+            report.evaluate(export_main(algo), steps)
+            report.line(steps)
+        next_eval = (steps // config.eval_every + 1) * config.eval_every
+        next_checkpoint = (steps // config.checkpoint_every + 1) * config.checkpoint_every
+        while steps < config.total_steps:
+            result = algo.train()
+            steps += int(result["env_runners"]["num_env_steps_sampled"])
+            report.log(result, steps)
+            if steps >= next_eval or steps >= config.total_steps:
+                next_eval += config.eval_every
+                report.evaluate(export_main(algo), steps)
+            if steps >= next_checkpoint:
+                next_checkpoint += config.checkpoint_every
+                save_checkpoint(algo, run_dir, steps)
+            report.line(steps)
+        save_checkpoint(algo, run_dir, steps)
+        final = run_dir / FINAL_NAME
+        save_weights(export_main(algo), final)
+        report.writer.close()
+        return final
+    except KeyboardInterrupt:
+        kept = candidates(run_dir)
+        raise KeyboardInterrupt(
+            f"[train] interrupted at step {steps:,}; "
+            + (f"kept checkpoint {kept[0].name}. Resume with: python -m train --backend rllib "
+               f"--run-name {config.run_name} --output-dir {config.output_dir} --resume" if kept
+               else "before the first checkpoint: nothing to resume; start it again")
+        ) from None
+    finally:
+        if algo is not None:
+            algo.stop()
+        ray.shutdown()
