@@ -145,3 +145,29 @@ def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
         with pytest.raises(SystemExit) as exit_info:
             train_main(argv)
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):
+    """The warm start's recording: whole matches until imitation_steps, every row written (legal
+    teacher actions, returns discounted within each match), progress reported as it goes."""
+    import dataclasses
+
+    from train import imitation
+    from train.run import PhaseProgress
+
+    config = dataclasses.replace(load_config(CONFIG_DIR / "quick.yaml"), imitation_steps=300, reward="points")
+    calls = []
+    data = imitation.record(config, seed=3, report=lambda done, total: calls.append((done, total)))
+    n = len(data.actions)
+    assert n >= 300 and data.observations.shape[0] == data.masks.shape[0] == data.returns.shape[0] == n
+    assert np.isfinite(data.observations).all() and np.isfinite(data.returns).all()
+    assert data.masks[np.arange(n), data.actions].all()  # every recorded action was legal
+    assert calls[-1] == (300, 300) and [done for done, _ in calls] == sorted(done for done, _ in calls)
+    again = imitation.record(config, seed=3)
+    assert (again.observations == data.observations).all() and (again.returns == data.returns).all()
+    progress = PhaseProgress("recording", "decisions", enabled=True)
+    progress(10, 100)
+    progress(20, 100)  # within 10 s of the last line: not printed
+    progress(100, 100)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("[train] recording: 10/100 decisions (10%)")

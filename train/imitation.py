@@ -5,10 +5,15 @@ records ``imitation_steps`` decisions of a teacher bot (``imitate``, e.g. "exper
 matches against itself through the same team view the learner uses, then fits the policy to the
 teacher's actions (cross-entropy over the masked logits) and the value head to the discounted
 returns of those matches, for ``imitation_epochs`` passes. PPO then takes over from that policy.
+
+The demonstrations are written into arrays allocated once for ``imitation_steps`` decisions (and
+grown only for the last match's overshoot), not gathered as lists of arrays, and both phases
+report their progress through an optional ``report(done, total)`` callback.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,10 +21,13 @@ import torch
 import torch.nn.functional as F
 
 import agents
-from allfours_env import OBS_SIZE
+from allfours_env import N_ACTIONS, OBS_SIZE
 
 from .config import TrainConfig
 from .team_env import TeamEnv
+
+Report = Callable[[int, int], None]  # (done, total)
+OVERSHOOT_ROWS = 1024  # room added when the last match runs past imitation_steps (more than a match's decisions)
 
 
 @dataclass
@@ -30,40 +38,53 @@ class Demonstrations:
     returns: np.ndarray  # float32 [n], discounted with the PPO gamma
 
 
-def record(config: TrainConfig, seed: int) -> Demonstrations:
+def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demonstrations:
     """Play teacher-vs-teacher matches until ``imitation_steps`` learner decisions are recorded."""
     teacher = agents.make(config.imitate)
     env = TeamEnv(lambda rng: agents.make(config.imitate), config.rules, config.reward)
     rng = np.random.default_rng(seed)
-    obs_list, mask_list, action_list, return_list = [], [], [], []
-    while len(action_list) < config.imitation_steps:
+    data = _allocate(config.imitation_steps, env.observation_space.shape[0])
+    n = 0
+    while n < config.imitation_steps:
         obs, _ = env.reset(seed=int(rng.integers(2**31)))
         teacher.reset(int(rng.integers(2**31)))
-        rewards = []
+        rewards: list[float] = []
         done = False
         while not done:
+            if n == len(data.actions):  # the last match runs past the planned size
+                data = _allocate(n + OVERSHOOT_ROWS, obs.shape[0], data)
             mask = env.action_masks().astype(bool)
             action = teacher.act({"observation": obs[:OBS_SIZE], "action_mask": mask.astype(np.int8)})
-            obs_list.append(obs)
-            mask_list.append(mask)
-            action_list.append(action)
+            data.observations[n], data.masks[n], data.actions[n] = obs, mask, action
             obs, reward, done, _, _ = env.step(action)
             rewards.append(reward)
+            n += 1
         ret = 0.0
-        returns = []
-        for r in reversed(rewards):
-            ret = r + config.gamma * ret
-            returns.append(ret)
-        return_list.extend(reversed(returns))
-    return Demonstrations(
-        np.asarray(obs_list, dtype=np.float32),
-        np.asarray(mask_list, dtype=bool),
-        np.asarray(action_list, dtype=np.int64),
-        np.asarray(return_list, dtype=np.float32),
+        for i, reward in zip(range(n - 1, -1, -1), reversed(rewards)):
+            ret = reward + config.gamma * ret
+            data.returns[i] = ret
+        if report:
+            report(min(n, config.imitation_steps), config.imitation_steps)
+    return Demonstrations(data.observations[:n], data.masks[:n], data.actions[:n], data.returns[:n])
+
+
+def _allocate(size: int, width: int, old: Demonstrations | None = None) -> Demonstrations:
+    """Arrays for ``size`` decisions, holding a copy of ``old``'s if given."""
+    new = Demonstrations(
+        np.empty((size, width), dtype=np.float32),
+        np.empty((size, N_ACTIONS), dtype=bool),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.float32),
     )
+    if old is not None:
+        k = len(old.actions)
+        new.observations[:k], new.masks[:k], new.actions[:k], new.returns[:k] = (
+            old.observations, old.masks, old.actions, old.returns,
+        )
+    return new
 
 
-def fit(policy, data: Demonstrations, config: TrainConfig, seed: int) -> dict[str, float]:
+def fit(policy, data: Demonstrations, config: TrainConfig, seed: int, report: Report | None = None) -> dict[str, float]:
     """Fit the actor to the teacher's actions and the critic to the returns; returns final metrics."""
     rng = np.random.default_rng(seed)
     n = len(data.actions)
@@ -71,7 +92,7 @@ def fit(policy, data: Demonstrations, config: TrainConfig, seed: int) -> dict[st
     for group in policy.optimizer.param_groups:  # PPO resets the rate from its own schedule at each update
         group["lr"] = config.imitation_learning_rate
     metrics: dict[str, float] = {}
-    for _ in range(config.imitation_epochs):
+    for epoch in range(config.imitation_epochs):
         order = rng.permutation(n)
         losses, hits = [], 0
         for start in range(0, n, config.batch_size):
@@ -88,6 +109,8 @@ def fit(policy, data: Demonstrations, config: TrainConfig, seed: int) -> dict[st
             with torch.no_grad():
                 dist = policy.get_distribution(obs, action_masks=data.masks[idx])
                 hits += int((dist.distribution.probs.argmax(dim=1) == actions).sum())
+            if report:
+                report(epoch * n + start + len(idx), config.imitation_epochs * n)
         metrics = {"loss": float(np.mean(losses)), "accuracy": hits / n}
     policy.set_training_mode(False)
     return metrics

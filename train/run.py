@@ -247,11 +247,37 @@ class Trainer(BaseCallback):
         self._last_print = now
 
 
+class PhaseProgress:
+    """Progress lines of a warm-start phase on stderr: the first call, then at most one every
+    PROGRESS_SECONDS and the last, each with the rate and the time left."""
+
+    def __init__(self, what: str, unit: str, enabled: bool) -> None:
+        self.what, self.unit, self.enabled = what, unit, enabled
+        self.start, self.last = time.monotonic(), -float("inf")
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < PROGRESS_SECONDS and done < total):
+            return
+        self.last = now
+        elapsed = now - self.start
+        rate = done / max(elapsed, 1e-9)
+        left = (total - done) / rate if rate > 0 else float("nan")
+        print(
+            f"[train] {self.what}: {done:,}/{total:,} {self.unit} ({done / total:.0%})  {rate:,.0f} {self.unit}/s  "
+            f"{elapsed:.0f}s elapsed, {left:.0f}s left",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def warm_start(model: MaskablePPO, config: TrainConfig, progress: bool) -> None:
     """Behaviour cloning of ``config.imitate`` (see train/imitation.py), logged as ``imitation/*``."""
     start = time.monotonic()
-    data = imitation.record(config, seed=config.seed)
-    metrics = imitation.fit(model.policy, data, config, seed=config.seed)
+    recording = PhaseProgress(f"recording {config.imitate}", "decisions", progress)
+    data = imitation.record(config, seed=config.seed, report=recording)
+    fitting = PhaseProgress("imitation fit", "samples", progress)
+    metrics = imitation.fit(model.policy, data, config, seed=config.seed, report=fitting)
     writer = SummaryWriter(str(config.run_dir / "imitation"))
     for key, value in metrics.items():
         writer.add_scalar(f"imitation/{key}", value, 0)
