@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import yaml
 
 KEEP = 2  # checkpoints kept on disk; older ones are removed after a new one is in place
 MODEL_FILE = "model.zip"
@@ -79,23 +82,63 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any]) -> Path:
+def say(text: str) -> None:
+    """One progress or status line of training on stderr."""
+    print(f"[train] {text}", file=sys.stderr, flush=True)
+
+
+def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> Path:
+    """The checkpoint folder of ``step``: ``fill(folder)`` writes it under a temporary name, then it
+    is renamed into place and made the latest; the oldest beyond KEEP are removed."""
     root = checkpoint_root(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     name = f"{STEP_PREFIX}{step:010d}"
-    final = root / name
-    tmp = root / f".{name}.tmp"
+    final, tmp = root / name, root / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    model.save(tmp / MODEL_FILE)
-    with open(tmp / STATE_FILE, "wb") as f:
-        pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+    fill(tmp)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     write_text_atomic(root / "latest", name + "\n")
     for old in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any]) -> Path:
+    def fill(folder: Path) -> None:
+        folder.mkdir()
+        model.save(folder / MODEL_FILE)
+        with open(folder / STATE_FILE, "wb") as f:
+            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return write_checkpoint(run_dir, step, fill)
+
+
+def resumed_config(given: Any, saved: Any, path: Path, step: int, extend: bool) -> Any:
+    """The run's own config (``saved``, read from ``path``) for a resume: ``given`` may differ
+    from it only in ``total_steps``, and only with ``extend`` (the change is then written)."""
+    identity = ("run_name", "output_dir", "total_steps")  # the folder names the run; total_steps: below
+    mine, theirs = saved.to_dict(), given.to_dict()
+    differ = [
+        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
+    ]
+    if differ:
+        raise ResumeError(
+            f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
+            f"{'; '.join(differ)}. Resume without --config and --seed, or start a new run with another --run-name"
+        )
+    if given.total_steps == saved.total_steps:
+        return given
+    if not extend:
+        raise ResumeError(
+            f"total_steps of {given.run_dir} is {saved.total_steps:,}, the config given says {given.total_steps:,}; "
+            f"pass --total-steps {given.total_steps} to change it explicitly"
+        )
+    if given.total_steps <= step:
+        raise ResumeError(f"the run is at step {step:,} already; --total-steps must be more than that to extend it")
+    write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
+    say(f"total_steps of the run changed from {saved.total_steps:,} to {given.total_steps:,} (written to {path})")
+    return given
 
 
 def checkpoint_step(folder: Path) -> int:

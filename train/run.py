@@ -47,7 +47,15 @@ from eval.processes import bind_to_parent, interrupts_deferred
 
 from . import imitation
 from .checkpoints import (
-    ResumeError, candidates, load_model_params, load_state, newest_intact, save_checkpoint, write_text_atomic,
+    ResumeError,
+    candidates,
+    load_model_params,
+    load_state,
+    newest_intact,
+    resumed_config,
+    save_checkpoint,
+    say,
+    write_text_atomic,
 )  # fmt: skip
 from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
 from .lock import RunLock
@@ -65,10 +73,6 @@ SB3_COUNTERS = (
 
 class TrainingInterrupted(KeyboardInterrupt):
     """Ctrl-C during training; the message says what was kept and how to resume."""
-
-
-def say(text: str) -> None:
-    print(f"[train] {text}", file=sys.stderr, flush=True)
 
 
 def make_env(config: TrainConfig) -> TeamEnv:
@@ -295,34 +299,6 @@ def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return load_state(folder), load_model_params(folder)
 
 
-def _resumed_config(given: TrainConfig, step: int, extend: bool) -> TrainConfig:
-    """The run's own config; ``given`` may only differ in ``total_steps``, and only with ``extend``."""
-    path = given.run_dir / RUN_CONFIG_FILE
-    saved = load_config(path)
-    identity = ("run_name", "output_dir", "total_steps")  # the folder names the run; total_steps: below
-    mine, theirs = saved.to_dict(), given.to_dict()
-    differ = [
-        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
-    ]
-    if differ:
-        raise ResumeError(
-            f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
-            f"{'; '.join(differ)}. Resume without --config and --seed, or start a new run with another --run-name"
-        )
-    if given.total_steps == saved.total_steps:
-        return given
-    if not extend:
-        raise ResumeError(
-            f"total_steps of {given.run_dir} is {saved.total_steps:,}, the config given says {given.total_steps:,}; "
-            f"pass --total-steps {given.total_steps} to change it explicitly"
-        )
-    if given.total_steps <= step:
-        raise ResumeError(f"the run is at step {step:,} already; --total-steps must be more than that to extend it")
-    write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
-    say(f"total_steps of the run changed from {saved.total_steps:,} to {given.total_steps:,} (written to {path})")
-    return given
-
-
 def _restore(
     model: MaskablePPO, env: VecEnv, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
 ) -> None:
@@ -365,7 +341,8 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
         for reason in skipped:
             say(f"skipping a damaged checkpoint: {reason}")
         step = state["sb3"]["num_timesteps"]
-        config = _resumed_config(config, step, extend)
+        path = config.run_dir / RUN_CONFIG_FILE
+        config = resumed_config(config, load_config(path), path, step, extend)
         say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
     else:
         if (run_dir / "checkpoints").exists() or (run_dir / "final.zip").exists():

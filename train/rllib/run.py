@@ -27,8 +27,6 @@ Steps/s (progress lines and tensorboard) leave out the time spent in evaluations
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -45,7 +43,16 @@ from tensorboardX import SummaryWriter
 from agents.policy import PolicyBot, Weights, save_weights
 from eval import evaluate
 
-from ..checkpoints import KEEP, STEP_PREFIX, ResumeError, candidates, checkpoint_root, newest_intact, write_text_atomic
+from ..checkpoints import (
+    ResumeError,
+    candidates,
+    checkpoint_root,
+    newest_intact,
+    resumed_config,
+    say,
+    write_checkpoint,
+    write_text_atomic,
+)  # fmt: skip
 from ..config import RUN_CONFIG_FILE, ConfigError
 from ..lock import RunLock
 from .cluster import cluster_address, start_ray
@@ -59,10 +66,6 @@ TB_NAME = "tensorboard"
 PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
-
-
-def say(text: str) -> None:
-    print(f"[train] {text}", file=sys.stderr, flush=True)
 
 
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
@@ -112,19 +115,11 @@ def export_main(algo: Algorithm) -> Weights:
 
 
 def save_checkpoint(algo: Algorithm, run_dir: Path, steps: int) -> Path:
-    root = checkpoint_root(run_dir)
-    root.mkdir(parents=True, exist_ok=True)
-    name = f"{STEP_PREFIX}{steps:010d}"
-    final, tmp = root / name, root / f".{name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    algo.save_to_path(str(tmp.resolve()))
-    write_text_atomic(tmp / PROGRESS_FILE, json.dumps({"steps": steps}))
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-    write_text_atomic(root / "latest", name + "\n")
-    for old in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
-    return final
+    def fill(folder: Path) -> None:
+        algo.save_to_path(str(folder.resolve()))
+        write_text_atomic(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
+
+    return write_checkpoint(run_dir, steps, fill)
 
 
 def read_progress(folder: Path) -> int:
@@ -138,29 +133,6 @@ def read_progress(folder: Path) -> int:
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ResumeError(f"{folder} is not an intact RLlib checkpoint: {type(err).__name__}: {err}") from None
     return steps
-
-
-def resumed_config(given: RLlibConfig, steps: int, extend: bool) -> RLlibConfig:
-    """The run's own config; ``given`` may differ only in ``total_steps``, and only with ``extend``."""
-    path = given.run_dir / RUN_CONFIG_FILE
-    saved = load_rllib_config(path)
-    mine, theirs = saved.to_dict(), given.to_dict()
-    identity = ("run_name", "output_dir", "total_steps")
-    differ = [
-        f"{k} (run: {mine[k]!r}, given: {theirs[k]!r})" for k in mine if k not in identity and mine[k] != theirs[k]
-    ]
-    if differ:
-        raise ResumeError(
-            f"--resume continues {given.run_dir} with its own config ({path}), but the config given differs in "
-            f"{'; '.join(differ)}. Resume without --config and --seed, or start a new run with another --run-name"
-        )
-    if given.total_steps != saved.total_steps:
-        if not extend:
-            raise ResumeError(f"total_steps of the run is {saved.total_steps:,}; pass --total-steps to change it")
-        if given.total_steps <= steps:
-            raise ResumeError(f"the run is at step {steps:,} already; --total-steps must be more than that")
-        write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
-    return given
 
 
 class Progress:
@@ -230,7 +202,8 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         folder, steps, skipped = newest_intact(run_dir, read_progress)
         for reason in skipped:
             say(f"skipping a damaged checkpoint: {reason}")
-        config = resumed_config(config, steps, extend)
+        path = config.run_dir / RUN_CONFIG_FILE
+        config = resumed_config(config, load_rllib_config(path), path, steps, extend)
     else:
         if checkpoint_root(run_dir).exists() or (run_dir / FINAL_NAME).exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
