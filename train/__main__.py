@@ -16,9 +16,8 @@ import dataclasses
 import os
 import sys
 
-from allfours_env.rules import parse_rule_options
-
 from .checkpoints import ResumeError
+from .cli import add_run_arguments, rule_options
 from .config import DEFAULT_CONFIG, ConfigError, load_config, run_config_file
 from .lock import RunInUseError
 
@@ -37,27 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         return rllib_main(argv)
     parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
     parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
-    parser.add_argument(
-        "--config", help=f"YAML config file (default: {DEFAULT_CONFIG}; with --resume: the run's own config.yaml)"
-    )
-    parser.add_argument("--total-steps", type=int, help="environment steps to train for")
-    parser.add_argument("--seed", type=int, help="seed of the run")
-    parser.add_argument("--run-name", help="folder name of the run under the output folder")
-    parser.add_argument("--output-dir", help="where runs are written (default: runs)")
-    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=VALUE",
-        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, "
-        "e.g. --rule target_score=7",
-    )  # fmt: skip
+    add_run_arguments(parser, DEFAULT_CONFIG, "environment steps to train for")
     args = parser.parse_args(argv)
-    if args.rule and args.resume:
-        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
-    try:
-        rules = parse_rule_options(args.rule)
-    except ValueError as err:
-        parser.error(str(err))
+    rules = rule_options(parser, args)
     config_file = args.config or DEFAULT_CONFIG
     if args.resume and args.config is None:
         config_file = run_config_file(args.run_name, args.output_dir)

@@ -13,9 +13,8 @@ import argparse
 import dataclasses
 import sys
 
-from allfours_env.rules import parse_rule_options
-
 from ..checkpoints import ResumeError
+from ..cli import add_run_arguments, rule_options
 from ..config import RUN_CONFIG_FILE, ConfigError
 from ..lock import RunInUseError
 from .cluster import ADDRESS_ENV, ClusterError
@@ -29,33 +28,16 @@ MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description="Self-play PPO for All Fours on Ray RLlib.")
     parser.add_argument("--backend", choices=["rllib"], default="rllib", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--config", help=f"YAML config file (default: {RLLIB_CONFIG}; with --resume: the run's own config.yaml)"
-    )
-    parser.add_argument("--total-steps", type=int, help="environment steps (decisions of all seats) to train for")
-    parser.add_argument("--seed", type=int, help="seed of the run")
-    parser.add_argument("--run-name", help="folder name of the run under the output folder")
-    parser.add_argument("--output-dir", help="where runs are written (default: runs)")
-    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_run_arguments(parser, RLLIB_CONFIG, "environment steps (decisions of all seats) to train for")
     parser.add_argument(
         "--address", help=f"HOST:PORT of a running Ray cluster's head (default: ${ADDRESS_ENV}, else a local Ray)"
     )
-    parser.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=VALUE",
-        help="rule variant, repeatable, merged into the config's rules",
-    )  # fmt: skip
     args = parser.parse_args(argv)
     try:
         import ray  # noqa: F401
     except ImportError:
         parser.exit(2, MISSING_RAY)
-    if args.rule and args.resume:
-        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
-    try:
-        rules = parse_rule_options(args.rule)
-    except ValueError as err:
-        parser.error(str(err))
+    rules = rule_options(parser, args)
     config_file = args.config or RLLIB_CONFIG
     try:
         if args.resume and args.config is None:

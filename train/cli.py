@@ -1,0 +1,39 @@
+"""The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from allfours_env.rules import parse_rule_options
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:
+    """``--config``, ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, ``--resume``,
+    ``--quiet`` and ``--rule``."""
+    parser.add_argument(
+        "--config", help=f"YAML config file (default: {default_config}; with --resume: the run's own config.yaml)"
+    )
+    parser.add_argument("--total-steps", type=int, help=steps_help)
+    parser.add_argument("--seed", type=int, help="seed of the run")
+    parser.add_argument("--run-name", help="folder name of the run under the output folder")
+    parser.add_argument("--output-dir", help="where runs are written (default: runs)")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="KEY=VALUE",
+        help="rule variant (README, Rule variants), repeatable, merged into the config's rules, "
+        "e.g. --rule target_score=7",
+    )  # fmt: skip
+
+
+def rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--rule`` options as rule keyword arguments; a usage error if they are bad or come with
+    ``--resume`` (a resumed run keeps the rules it started with)."""
+    if args.rule and args.resume:
+        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
+    try:
+        return parse_rule_options(args.rule)
+    except ValueError as err:
+        parser.error(str(err))
