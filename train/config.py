@@ -11,7 +11,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -69,8 +69,7 @@ class TrainConfig:
     checkpoint_every: int = 50_000
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            _check_type(f.name, getattr(self, f.name), _hints()[f.name])
+        check_common(self)
         positive = ("imitation_steps", "imitation_epochs", "total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots",
                     "eval_every", "eval_boards", "checkpoint_every")
         for name in positive:
@@ -80,20 +79,12 @@ class TrainConfig:
             raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
             raise ConfigError(f"opponents needs non-negative weights with a positive sum, got {self.opponents}")
-        if not self.net_arch or any(n < 1 for n in self.net_arch):
-            raise ConfigError(f"net_arch must list positive layer sizes, got {self.net_arch}")
-        try:
-            Rules.from_kwargs(**self.rules)
-        except (TypeError, ValueError) as err:
-            raise ConfigError(f"rules: {err}") from None
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
         imitate = [self.imitate] if self.imitate else []
         bots = {"imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents}
         for key, names in bots.items():
             for name in names:
                 _check_bot(key, name)
-        if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
-            raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
 
     @property
     def run_dir(self) -> Path:
@@ -101,6 +92,22 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def check_common(config: Any) -> None:
+    """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
+    net_arch, the rules and run_name."""
+    hints = typing.get_type_hints(type(config))
+    for f in dataclasses.fields(config):
+        _check_type(f.name, getattr(config, f.name), hints[f.name])
+    if not config.net_arch or any(n < 1 for n in config.net_arch):
+        raise ConfigError(f"net_arch must list positive layer sizes, got {config.net_arch}")
+    try:
+        Rules.from_kwargs(**config.rules)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"rules: {err}") from None
+    if not config.run_name or "/" in config.run_name or config.run_name in (".", ".."):
+        raise ConfigError(f"run_name must be a plain folder name, got {config.run_name!r}")
 
 
 def _check_bot(key: str, name: str) -> None:
@@ -111,10 +118,6 @@ def _check_bot(key: str, name: str) -> None:
         agents.make(name)
     except (ValueError, FileNotFoundError) as err:
         raise ConfigError(f"{key}: {err}") from None
-
-
-def _hints() -> dict[str, Any]:
-    return typing.get_type_hints(TrainConfig)
 
 
 def _check_type(name: str, value: Any, hint: Any) -> None:
@@ -144,28 +147,37 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
 
 def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
     """Read a YAML config and apply overrides (None values are ignored)."""
+    return read_config(TrainConfig, path, f"the shipped ones are in {CONFIG_DIR}", **overrides)
+
+
+Config = TypeVar("Config")
+
+
+def read_config(cls: type[Config], path: str | Path, shipped: str, **overrides: Any) -> Config:
+    """A config of dataclass ``cls`` from the YAML file ``path`` and overrides (None values are
+    ignored); ``shipped`` says where the shipped configs are, for the error of a missing file."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"no config file at {path}; the shipped ones are in {CONFIG_DIR}")
+        raise ConfigError(f"no config file at {path}; {shipped}")
     try:
         data = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {err}") from None
     if data is None:
-        raise ConfigError(f"{path} is empty; a config lists option: value lines (see {DEFAULT_CONFIG})")
+        raise ConfigError(f"{path} is empty; a config lists option: value lines ({shipped})")
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping of option: value, got {type(data).__name__}")
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return config_from_dict(data, source=str(path))
+    return config_from_dict(data, source=str(path), cls=cls)
 
 
-def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
+def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig) -> Config:
+    known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown option(s) {unknown}; known options: {sorted(known)}")
     try:
-        return TrainConfig(**data)
+        return cls(**data)
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
 

@@ -8,18 +8,14 @@ of every seat.
 from __future__ import annotations
 
 import dataclasses
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
-from allfours_env.rules import Rules
 
-from ..config import CONFIG_DIR, ConfigError, _check_bot, _check_type
+from ..config import CONFIG_DIR, ConfigError, _check_bot, check_common, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
 
@@ -61,9 +57,7 @@ class RLlibConfig:
     checkpoint_every: int = 50_000
 
     def __post_init__(self) -> None:
-        hints = typing.get_type_hints(RLlibConfig)
-        for f in dataclasses.fields(self):
-            _check_type(f.name, getattr(self, f.name), hints[f.name])
+        check_common(self)
         positive = ("total_steps", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs",
                     "league_size", "snapshot_every", "eval_every", "eval_boards", "checkpoint_every")  # fmt: skip
         for name in positive:
@@ -78,16 +72,8 @@ class RLlibConfig:
         for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("episode", self.episode, EPISODES)):
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
-        if not self.net_arch or any(n < 1 for n in self.net_arch):
-            raise ConfigError(f"net_arch must list positive layer sizes, got {self.net_arch}")
-        try:
-            Rules.from_kwargs(**self.rules)
-        except (TypeError, ValueError) as err:
-            raise ConfigError(f"rules: {err}") from None
         for name in self.eval_opponents:
             _check_bot("eval_opponents", name)
-        if not self.run_name or "/" in self.run_name or self.run_name in (".", ".."):
-            raise ConfigError(f"run_name must be a plain folder name, got {self.run_name!r}")
 
     @property
     def run_dir(self) -> Path:
@@ -99,21 +85,4 @@ class RLlibConfig:
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
     """Read a YAML config and apply overrides (None values are ignored)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no config file at {path}; the shipped one is {RLLIB_CONFIG}")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a mapping of option: value (see {RLLIB_CONFIG})")
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in dataclasses.fields(RLlibConfig)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{path}: unknown option(s) {unknown}; known options: {sorted(known)}")
-    try:
-        return RLlibConfig(**data)
-    except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from None
+    return read_config(RLlibConfig, path, f"the shipped one is {RLLIB_CONFIG}", **overrides)
