@@ -12,6 +12,29 @@ the observation rows through the named :data:`~allfours_env.observation.LAYOUT` 
 sets, reasons with :mod:`agents.hand_reading` (the same functions the heuristic bots call), and
 writes each value where its name says (:data:`FEATURE_INDEX`). The values are frozen: the shipped
 pretrained policy was trained on them.
+
+Two policy inputs are built from them. :func:`policy_input` (input layout 1, ``INPUT_SIZE``
+floats) is the whole observation followed by every feature. :func:`compact_input` (input layout
+2, ``COMPACT_SIZE`` floats, what training builds today) keeps what a policy needs and drops what is
+mostly zeros or said twice, so that a network reads 2.4 times fewer inputs (:data:`COMPACT_PIECES`):
+
+=========================  ====  =============================================================
+piece                      size  what
+=========================  ====  =============================================================
+hand, kick, won            208   the observation's pieces of those names
+table                      52    the cards of the current trick, whoever played them
+state                      50    the observation from ``trump`` to the end (phase, dealer, ...,
+                                 scores, rules block)
+legal, trump,              260   the per-card features of those names (cards in hand)
+takes_trick_now,
+unbeatable_in_suit,
+sure_winner
+globals                    34    every global feature (:data:`GLOBAL`)
+=========================  ====  =============================================================
+
+Dropped: who played each card of the trick (the winner so far and the position are features),
+the cards played by seat (captured cards are ``won``, voids are features), the trick numbers, the
+kicks set aside, and the per-card features that restate the card (game value, rank, trump jack).
 """
 
 from __future__ import annotations
@@ -317,6 +340,52 @@ def batch_policy_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarra
     out[:, :OBS_SIZE] = observations
     _fill(observations, masks, out, OBS_SIZE)
     return out
+
+
+def _compact_pieces() -> tuple[tuple[str, int], ...]:
+    return (
+        *((name, LAYOUT[name].size) for name in ("hand", "kick", "won")),
+        ("table", N_CARDS),
+        ("state", OBS_SIZE - LAYOUT["trump"].offset),
+        *((name, N_CARDS) for name in _COMPACT_CARD_FEATURES),
+        ("globals", len(GLOBAL)),
+    )
+
+
+_COMPACT_CARD_FEATURES = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner")
+COMPACT_PIECES = _compact_pieces()  # (name, size) in order
+COMPACT_SIZE = sum(size for _, size in COMPACT_PIECES)
+# where compact_input copies from: observation columns, then feature columns; the table is built
+_COMPACT_FROM_OBS = np.concatenate(
+    [np.arange(LAYOUT[name].offset, LAYOUT[name].offset + LAYOUT[name].size) for name in ("hand", "kick", "won")]
+)
+_COMPACT_TABLE = slice(len(_COMPACT_FROM_OBS), len(_COMPACT_FROM_OBS) + N_CARDS)
+_COMPACT_STATE = slice(_COMPACT_TABLE.stop, _COMPACT_TABLE.stop + OBS_SIZE - LAYOUT["trump"].offset)
+_COMPACT_FROM_FEATURES = np.concatenate(
+    [*(np.arange(N_CARDS) + _card_feature(name) for name in _COMPACT_CARD_FEATURES), [FEATURE_INDEX[g] for g in GLOBAL]]
+)
+
+
+def batch_compact_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The compact policy input (float32[n, COMPACT_SIZE], see the module docstring) of n
+    observations and their masks; row i is ``compact_input(observations[i], masks[i])``."""
+    _check_batch(observations, masks)
+    n = len(observations)
+    feats = np.empty((n, N_FEATURES), dtype=np.float32)
+    _fill(observations, masks, feats, 0)
+    out = np.empty((n, COMPACT_SIZE), dtype=np.float32)
+    out[:, : len(_COMPACT_FROM_OBS)] = observations[:, _COMPACT_FROM_OBS]
+    table = observations[:, _TABLE : _TABLE + N_SEATS * N_CARDS].reshape(n, N_SEATS, N_CARDS)
+    out[:, _COMPACT_TABLE] = table.max(axis=1)
+    out[:, _COMPACT_STATE] = observations[:, LAYOUT["trump"].offset :]
+    out[:, _COMPACT_STATE.stop :] = feats[:, _COMPACT_FROM_FEATURES]
+    return out
+
+
+def compact_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The compact policy input of one observation and its action mask (see the module docstring)."""
+    _check_row(observation, mask)
+    return batch_compact_input(observation[None], mask[None])[0]
 
 
 def features(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -10,10 +10,13 @@ checked (names, shapes, dtypes, finite values) before use. Acting is a forward p
 MLP and the best legal action (``deterministic=True``) or a sample from the masked softmax, using
 the bot's own seeded generator.
 
-Observation layouts: an export records the layout of the observation it was trained on under
-``obs_layout``. Files without one are layout 0 (969 floats, before the rules block was appended);
-they read ``observation[:969]`` plus the features, a legacy path kept for the shipped pretrained
-policy until it is retrained. A ``.zip`` records no layout: it is recognised by its input size.
+Input layouts: an export records under ``obs_layout`` which policy input its network reads.
+Layout 2 (what ``python -m train`` writes) is the compact input of
+:func:`agents.features.compact_input`; layout 1 is the whole observation followed by every feature
+(:func:`agents.features.policy_input`, what the RLlib backend writes); files without a layout are
+layout 0 (969 observation floats, before the rules block was appended, then the features), which
+is still read for policies trained before. A ``.zip`` records no layout: it is recognised by its
+input size.
 """
 
 from __future__ import annotations
@@ -30,18 +33,20 @@ import numpy as np
 from allfours_env import N_ACTIONS, OBS_SIZE
 
 from .base import Observation, SeededBot
-from .features import N_FEATURES, features
+from .features import COMPACT_SIZE, N_FEATURES, batch_compact_input, batch_features, batch_policy_input
 
-OBS_LAYOUT = 1  # the current layout: OBS_SIZE floats (layout 0's 969, then the rules block)
-LEGACY_LAYOUT = 0  # files without a recorded layout
+LEGACY_LAYOUT = 0  # files without a recorded layout: 969 observation floats, then the features
+OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
+COMPACT_LAYOUT = 2  # agents.features.compact_input
 LEGACY_OBS_SIZE = 969
-OBS_SIZES = {LEGACY_LAYOUT: LEGACY_OBS_SIZE, OBS_LAYOUT: OBS_SIZE}
+INPUT_SIZES = {LEGACY_LAYOUT: LEGACY_OBS_SIZE + N_FEATURES, OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE}
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
 SB3_WEIGHTS = "policy.pth"
 SB3_DATA = "data"
 SB3_ACTOR_PREFIX = "mlp_extractor.policy_net."
+SB3_TRUNK_PREFIX = "features_extractor.net."  # a trunk shared by actor and critic (train/network.py)
 SB3_DEFAULT_ACTIVATION = "tanh"  # SB3's MlpPolicy default when policy_kwargs names none
 # the class names SB3 writes as text for ``activation_fn`` in ``data``
 SB3_ACTIVATIONS = {
@@ -67,27 +72,63 @@ class CheckpointError(ValueError):
 
 
 def input_size(layout: int) -> int:
-    """Inputs of a policy for observation layout ``layout``: the observation, then the features."""
-    return OBS_SIZES[layout] + N_FEATURES
+    """How many floats a policy of input layout ``layout`` reads."""
+    return INPUT_SIZES[layout]
+
+
+def layout_of_size(inputs: int) -> int:
+    """The input layout of a network with ``inputs`` inputs (the current one if none fits: the
+    weight checks then say what is wrong)."""
+    return next((layout for layout, size in INPUT_SIZES.items() if size == inputs), COMPACT_LAYOUT)
+
+
+def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The policy inputs (float32[n, input_size(layout)]) of n observations and their masks."""
+    if layout == COMPACT_LAYOUT:
+        return batch_compact_input(observations, masks)
+    if layout == OBS_LAYOUT:
+        return batch_policy_input(observations, masks)
+    return np.concatenate([observations[:, :LEGACY_OBS_SIZE], batch_features(observations, masks)], axis=1)
+
+
+def choose(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
+    """One action per row of ``logits`` (n, 56) among the legal ones of ``masks``: the best
+    (``uniforms`` None), or a sample of the masked softmax by inverting its CDF at ``uniforms[i]``."""
+    masked = np.where(masks > 0, logits, -np.inf)
+    if not np.isfinite(masked).any(axis=1).all():
+        raise ValueError("no legal action in the mask: this agent is not the one to act")
+    if uniforms is None:
+        return masked.argmax(axis=1)
+    p = np.exp(masked - masked.max(axis=1, keepdims=True))
+    cdf = np.cumsum(p, axis=1)
+    chosen = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)  # the first action whose CDF passes u
+    last_legal = N_ACTIONS - 1 - (masks[:, ::-1] > 0).argmax(axis=1)
+    return np.minimum(chosen, last_legal)  # u * total may round up to the total
 
 
 def weights_from_policy(policy: Any) -> Weights:
-    """The actor MLP of an SB3 ``MaskableActorCriticPolicy`` as numpy arrays (float32)."""
+    """The actor of an SB3 ``MaskableActorCriticPolicy`` as numpy arrays (float32): its own MLP,
+    or the trunk it shares with the critic, then the action layer."""
     state = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
-    activations = {type(m).__name__.lower() for m in policy.mlp_extractor.policy_net if not hasattr(m, "weight")}
+    trunk = getattr(policy.features_extractor, "net", None)
+    modules = trunk if trunk is not None else policy.mlp_extractor.policy_net
+    activations = {type(m).__name__.lower() for m in modules if not hasattr(m, "weight")}
     if activations - set(ACTIVATIONS) or len(activations) > 1:
         raise CheckpointError(f"unsupported activation(s) {activations}; supported: {list(ACTIVATIONS)}")
-    return _actor_from_state(state, activations.pop() if activations else SB3_DEFAULT_ACTIVATION, OBS_LAYOUT)
+    return _actor_from_state(state, activations.pop() if activations else SB3_DEFAULT_ACTIVATION)
 
 
-def _actor_from_state(state: dict[str, np.ndarray], activation: str, layout: int) -> Weights:
-    """Our weight names from an SB3 policy state dict (torch Linear weights are (out, in))."""
-    layers = sorted({int(k[len(SB3_ACTOR_PREFIX) :].split(".")[0]) for k in state if k.startswith(SB3_ACTOR_PREFIX)})
-    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout)}
+def _actor_from_state(state: dict[str, np.ndarray], activation: str) -> Weights:
+    """Our weight names from an SB3 policy state dict (torch Linear weights are (out, in)); the
+    layout from the input size."""
+    prefix = SB3_TRUNK_PREFIX if any(k.startswith(SB3_TRUNK_PREFIX) for k in state) else SB3_ACTOR_PREFIX
+    layers = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
+    inputs = np.shape(state.get(f"{prefix}{layers[0]}.weight" if layers else "action_net.weight", ()))
+    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout_of_size(inputs[-1] if inputs else -1))}
     try:
         for i, layer in enumerate(layers):
-            out[f"w{i}"] = np.asarray(state[f"{SB3_ACTOR_PREFIX}{layer}.weight"]).T.astype(np.float32)
-            out[f"b{i}"] = np.asarray(state[f"{SB3_ACTOR_PREFIX}{layer}.bias"]).astype(np.float32)
+            out[f"w{i}"] = np.asarray(state[f"{prefix}{layer}.weight"]).T.astype(np.float32)
+            out[f"b{i}"] = np.asarray(state[f"{prefix}{layer}.bias"]).astype(np.float32)
         out["w_out"] = np.asarray(state["action_net.weight"]).T.astype(np.float32)
         out["b_out"] = np.asarray(state["action_net.bias"]).astype(np.float32)
     except KeyError as err:
@@ -140,12 +181,7 @@ def _read_sb3_zip(path: Path) -> Weights:
         activation = SB3_ACTIVATIONS[activation_text]
     else:
         raise CheckpointError(f"{path}: activation {activation_text!r} is not one of {list(ACTIVATIONS)}")
-    state = {k: v.detach().numpy() for k, v in state.items()}
-    first = state.get(f"{SB3_ACTOR_PREFIX}0.weight")
-    inputs = first.shape[-1] if first is not None else -1
-    # the current layout when the sizes agree; a size of no layout fails the shape check
-    layout = next((lay for lay in sorted(OBS_SIZES, reverse=True) if input_size(lay) == inputs), OBS_LAYOUT)
-    return _actor_from_state(state, activation, layout)
+    return _actor_from_state({k: v.detach().numpy() for k, v in state.items()}, activation)
 
 
 _CACHE: dict[tuple[str, int, int], Weights] = {}  # (path, mtime_ns, size) -> read-only weights
@@ -189,9 +225,9 @@ def check_weights(weights: Weights, source: Any) -> int:
     if layout is None or np.ndim(layout) != 0 or np.asarray(layout).dtype.kind not in "iu":
         raise fail(f"{LAYOUT_KEY!r} must be one integer, got {layout!r}")
     layout = int(layout)
-    if layout not in OBS_SIZES:
+    if layout not in INPUT_SIZES:
         raise fail(
-            f"the policy was made for observation layout {layout}; this version reads layouts {sorted(OBS_SIZES)}"
+            f"the policy was made for input layout {layout}; this version reads layouts {sorted(INPUT_SIZES)}"
             " (a newer file needs a newer allfours; an older one must be retrained)"
         )
     activation = weights.get(ACTIVATION_KEY)
@@ -239,7 +275,7 @@ class PolicyBot(SeededBot):
 
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
         super().__init__(seed)
-        self._obs_size = OBS_SIZES[check_weights(weights, name)]
+        self.layout = check_weights(weights, name)
         n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
         self._layers = [
             (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))
@@ -255,21 +291,17 @@ class PolicyBot(SeededBot):
         return cls(load_weights(path), name=kwargs.pop("name", str(path)), **kwargs)
 
     def policy_input(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The observation of the policy's layout (a layout-0 policy reads the first 969 floats), then the features."""
-        return np.concatenate([observation[: self._obs_size], features(observation, mask)])
+        """What the network reads for one observation, by the policy's input layout."""
+        return batch_inputs(self.layout, observation[None], np.asarray(mask)[None])[0]
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        """Action logits for a policy input (see :meth:`policy_input`)."""
+        """Action logits for policy inputs (one row, or a batch of rows; see :meth:`policy_input`)."""
         for w, b in self._layers:
             x = self._activation(x @ w + b)
         return x @ self._out[0] + self._out[1]
 
     def act(self, observation: Observation) -> int:
-        mask = observation["action_mask"]
-        logits = np.where(mask > 0, self.logits(self.policy_input(observation["observation"], mask)), -np.inf)
-        if not np.isfinite(logits).any():
-            raise ValueError("no legal action in the mask: this agent is not the one to act")
-        if self.deterministic:
-            return int(np.argmax(logits))
-        p = np.exp(logits - logits.max())
-        return int(self._rng.choice(len(p), p=p / p.sum()))
+        mask = np.asarray(observation["action_mask"])
+        logits = self.logits(self.policy_input(observation["observation"], mask))
+        uniforms = None if self.deterministic else np.array([self._rng.random()])
+        return int(choose(logits[None], mask[None], uniforms)[0])

@@ -105,13 +105,14 @@ class VectorGame:
 
     # ---------------------------------------------------------------- starting matches
 
-    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None) -> None:
+    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None) -> np.ndarray:
         """Start a new match at every table.
 
         ``seed`` seeds every table's random stream (None: fresh entropy). ``options``: None, or a
         list of ``n`` dicts (or None), each like the env's reset options ``{"decks": [deck, ...],
         "dealer": seat, "scores": [team0, team1]}``. Bad options raise a ValueError naming the
-        table and change nothing.
+        table and change nothing. Returns the points (int64 (n, 2)) each team gained from the
+        first kick at each table.
         """
         n = self.n
         try:
@@ -134,7 +135,7 @@ class VectorGame:
                 given[t, : len(table_decks)] = table_decks
         self._given, self._n_given = given, np.array([len(d) for d in decks], dtype=np.int64)
         self._rng = streams
-        self._start(np.ones(n, dtype=bool), dealers, scores)
+        return self._start(np.ones(n, dtype=bool), dealers, scores)
 
     def restart(self, tables: np.ndarray) -> np.ndarray:
         """Start a new match (score 0-0, dealer by the ``first_dealer`` rule, decks from the
@@ -167,6 +168,25 @@ class VectorGame:
             raise ValueError(f"options[{table}]: {err}") from None
         return decks, -1 if dealer is None else int(dealer), scores
 
+    _STATE_ARRAYS = ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng")
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Every table's state and random stream as plain arrays (copies), for checkpoints:
+        ``set_state`` of it continues exactly where this game is."""
+        return {name.lstrip("_"): getattr(self, name).copy() for name in self._STATE_ARRAYS}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Continue from a :meth:`get_state` of a VectorGame with the same ``n``; a state that does
+        not fit (names, shapes, dtypes) raises a ValueError and changes nothing."""
+        arrays = {}
+        for name in self._STATE_ARRAYS:
+            mine, theirs = getattr(self, name), state.get(name.lstrip("_")) if isinstance(state, dict) else None
+            fits = isinstance(theirs, np.ndarray) and theirs.dtype == mine.dtype and theirs.ndim == mine.ndim
+            if not fits or theirs.shape[0] != self.n or (name != "_given" and theirs.shape != mine.shape):
+                raise ValueError(f"state[{name.lstrip('_')!r}] does not fit a VectorGame of {self.n} tables")
+            arrays[name] = theirs.copy()
+        self.__dict__.update(arrays)
+
     def repeat(self, copies: int) -> VectorGame:
         """A new VectorGame with ``copies`` copies of every table, table ``t * copies + j`` being
         copy j of table t (state and random stream alike): branch each position into several
@@ -176,7 +196,7 @@ class VectorGame:
         out = VectorGame.__new__(VectorGame)
         out.__dict__.update(self.__dict__)
         out.n = self.n * int(copies)
-        for name in ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng", "_points", "_mask", "_all_tables"):
+        for name in (*self._STATE_ARRAYS, "_points", "_mask", "_all_tables"):
             setattr(out, name, np.repeat(getattr(self, name), copies, axis=0))
         return out
 

@@ -10,45 +10,10 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 from agents.match import Decision, Match  # noqa: E402
-from allfours_env.engine import AWARD_KINDS, Game  # noqa: E402
+from allfours_env.engine import Game  # noqa: E402
 from allfours_env.rules import Rules  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
-from train.team_env import TeamEnv  # noqa: E402
-from tests.test_single import play_episode  # noqa: E402
-
-
-def random_opponents(rng: np.random.Generator):
-    bot = agents.make("random")
-    bot.reset(int(rng.integers(1000)))
-    return bot
-
-
-@pytest.mark.parametrize("target", [14, 7])
-def test_points_reward_counts_every_award_once_for_the_right_team(target):
-    env = TeamEnv(random_opponents, {"target_score": target}, reward="points")
-    opponent_last = 0
-    for seed in range(150):
-        total, _, opp_last = play_episode(env, seed)
-        opponent_last += opp_last
-        own = other = 0
-        for ev in env.match.game.events:
-            if ev.kind in AWARD_KINDS:
-                own += ev.points if ev.team == env.team else 0
-                other += ev.points if ev.team != env.team else 0
-        assert (own, other) == (env.match.game.scores[env.team], env.match.game.scores[1 - env.team])
-        assert total * target == pytest.approx(own - other)
-    assert opponent_last > 10  # the case where the final award follows an opponent's move is covered
-
-
-def test_match_reward_reaches_the_learner_whoever_moves_last():
-    env = TeamEnv(random_opponents, reward="match")
-    teams = set()
-    for seed in range(80):
-        total, _, _ = play_episode(env, seed)
-        teams.add(env.team)
-        assert total == (1.0 if env.match.game.winner == env.team else -1.0)
-    assert teams == {0, 1}
 
 
 def test_config_errors_name_the_key(tmp_path):
@@ -75,6 +40,7 @@ def test_config_errors_name_the_key(tmp_path):
 
 def test_shipped_configs_load():
     assert load_config(CONFIG_DIR / "default.yaml").run_name == "default"
+    assert load_config(CONFIG_DIR / "scratch.yaml").imitate == ""
     assert load_config(CONFIG_DIR / "quick.yaml").total_steps <= 20_000
 
 
@@ -86,8 +52,8 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys):
     assert (whole / "final.zip").is_file() and (whole / "final.npz").is_file() and (whole / "config.yaml").is_file()
     assert list(whole.glob("tensorboard*/events.out.tfevents.*"))
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
-    assert train_main([*common, "--run-name", "split", "--total-steps", "4096"]) == 0
-    assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "8192"]) == 0
+    assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
+    assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "16384"]) == 0
     a, b = np.load(whole / "final.npz"), np.load(tmp_path / "split" / "final.npz")
     for key in a.files:
         np.testing.assert_array_equal(a[key], b[key], err_msg=f"resumed run differs in {key}")

@@ -16,14 +16,14 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
-from tests.test_reliability import STOP_SECONDS, alive, linux_only, start, wait_for, wait_for_workers  # noqa: E402
+from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, load_state  # noqa: E402
 from train.config import ConfigError, config_from_dict, load_config  # noqa: E402
 from train.lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 
 TINY = {
-    "run_name": "tiny", "n_envs": 2, "subprocess_envs": True, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
+    "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
     "net_arch": [16], "snapshot_every": 256, "eval_every": 1_000_000, "eval_boards": 1, "eval_opponents": ["random"],
     "checkpoint_every": 256, "imitate": "", "opponents": {"self": 1.0, "random": 1.0}, "total_steps": 512,
 }  # fmt: skip
@@ -55,7 +55,6 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
     config = tiny_config(tmp_path, total_steps=LONG_STEPS)
     run = tmp_path / "tiny"
     process = start(["-m", "train", *args(config, tmp_path)])
-    workers = wait_for_workers(process, 2)
     wait_for_checkpoint(process, run)
     saved_config = (run / "config.yaml").read_bytes()
     # A second training in the same folder fails at once, new or resumed, and changes nothing.
@@ -65,7 +64,7 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
         assert exit_info.value.code == 2
         assert f"in use by another training (process {process.pid})" in capsys.readouterr().err
     assert (run / "config.yaml").read_bytes() == saved_config
-    # Ctrl-C: out within seconds, one line, a checkpoint to resume from, no workers, no partial files.
+    # Ctrl-C: out within seconds, one line, a checkpoint to resume from, no partial files.
     os.killpg(process.pid, signal.SIGINT)
     sent = time.monotonic()
     _, err = process.communicate(timeout=60)
@@ -73,7 +72,6 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
     assert process.returncode == 130 and "Traceback" not in err, err
     kept = latest_step(run)
     assert f"kept checkpoint step_{kept:010d}. Resume with: python -m train --run-name tiny" in err
-    wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "the env workers to end")
     assert not [p.name for p in run.rglob("*") if ".tmp" in p.name]
     assert not (run / LOCK_FILE).exists()
     # The resumed run says where it starts, extends only when asked, and says so.
@@ -85,14 +83,12 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
 
 
 @linux_only
-def test_kill_9_leaves_no_workers_and_its_lock_is_taken_over(tmp_path, capsys):
+def test_kill_9_leaves_a_lock_that_is_taken_over(tmp_path, capsys):
     config = tiny_config(tmp_path, total_steps=LONG_STEPS)
     process = start(["-m", "train", *args(config, tmp_path)])
-    workers = wait_for_workers(process, 2)
     kept = wait_for_checkpoint(process, tmp_path / "tiny")
     process.kill()
     process.communicate(timeout=30)
-    wait_for(lambda: not any(alive(w) for w in workers), STOP_SECONDS, "orphaned env workers to die")
     assert (tmp_path / "tiny" / LOCK_FILE).read_text().strip() == str(process.pid)
     assert train_main(resume(tmp_path, kept + 1)) == 0
     assert f"took over the lock of process {process.pid}, which no longer runs" in capsys.readouterr().err
@@ -102,7 +98,7 @@ def test_kill_9_leaves_no_workers_and_its_lock_is_taken_over(tmp_path, capsys):
 def finished_run(tmp_path_factory) -> tuple[Path, Path]:
     """A finished tiny run (checkpoints at steps 256 and 512) and its config file."""
     out = tmp_path_factory.mktemp("runs")
-    config = tiny_config(out, subprocess_envs=False)
+    config = tiny_config(out)
     assert train_main(args(config, out)) == 0
     return out, config
 
@@ -124,11 +120,11 @@ def copy_run(finished: tuple[Path, Path], tmp_path: Path) -> Path:
 def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_path, capsys):
     run = copy_run(finished_run, tmp_path)
     saved = (run / "config.yaml").read_bytes()
-    other = tiny_config(tmp_path, subprocess_envs=False, learning_rate=0.1)
+    other = tiny_config(tmp_path, learning_rate=0.1)
     cases = [
         (args(other, tmp_path, "--resume"), "differs in learning_rate (run: 0.0003, given: 0.1)"),
         (args(finished_run[1], tmp_path, "--resume", "--seed", "5"), "differs in seed (run: 0, given: 5)"),
-        (args(tiny_config(tmp_path, subprocess_envs=False, total_steps=9), tmp_path, "--resume"), "--total-steps 9 to"),
+        (args(tiny_config(tmp_path, total_steps=9), tmp_path, "--resume"), "--total-steps 9 to"),
         (resume(tmp_path, 300), "at step 512 already"),
         (["--run-name", "none", "--output-dir", str(tmp_path), "--resume"], "nothing to resume"),
     ]

@@ -9,15 +9,13 @@ TINY_NET = [8]
 
 def save_tiny_checkpoint(path: Path) -> Path:
     """Save an untrained MaskablePPO model with one hidden layer of 8 units to ``path``."""
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
     from train.config import config_from_dict
-    from train.run import make_env, new_model
+    from train.run import make_vec_env, new_model
 
     config = config_from_dict(
-        {"run_name": "tiny", "output_dir": str(path.parent), "n_envs": 1, "subprocess_envs": False,
-         "net_arch": TINY_NET, "imitate": "", "n_steps": 64, "batch_size": 64}
+        {"run_name": "tiny", "output_dir": str(path.parent), "n_envs": 1, "net_arch": TINY_NET, "imitate": "",
+         "n_steps": 64, "batch_size": 64}
     )  # fmt: skip
-    model = new_model(config, DummyVecEnv([lambda: make_env(config)]))
+    model = new_model(config, make_vec_env(config))
     model.save(path)
     return path

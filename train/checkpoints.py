@@ -31,7 +31,7 @@ STATE_FILE = "state.pkl"
 STEP_PREFIX = "step_"
 # what a damaged or hostile pickle raises while it is read
 UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError, IndexError)
-STATE_KEYS = ("trainer", "env_states", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
+STATE_KEYS = ("trainer", "env_state", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
 SAFE_PACKAGES = ("allfours_env.", "agents.")  # classes of the project's own bots and games
 SAFE_GLOBALS = {
     ("agents.policy", "_relu"),
@@ -189,8 +189,9 @@ def load_state(folder: Path) -> dict[str, Any]:
     if not isinstance(state, dict) or set(state) != set(STATE_KEYS):
         got = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise ResumeError(f"{path} is not a checkpoint state (expected a dict of {list(STATE_KEYS)}, got {got})")
-    if not isinstance(state["env_states"], list) or not all(isinstance(s, dict) for s in state["env_states"]):
-        raise ResumeError(f"{path}: env_states must be a list of dicts, one per env")
+    env_state = state["env_state"]
+    if not isinstance(env_state, dict) or not all(isinstance(env_state.get(k), dict) for k in ("selfplay", "monitor")):
+        raise ResumeError(f"{path}: env_state must be a dict of the self-play env's and its monitor's states")
     counters = state["sb3"]
     if not isinstance(counters, dict) or not isinstance(counters.get("num_timesteps"), int):
         raise ResumeError(f"{path}: sb3 must be a dict of SB3's counters with an integer num_timesteps")

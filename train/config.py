@@ -35,15 +35,14 @@ class TrainConfig:
     output_dir: str = "runs"
     seed: int = 0
     total_steps: int = 2_000_000
-    n_envs: int = 2
-    subprocess_envs: bool = True
+    n_envs: int = 256  # tables of the vector engine, stepped together in this process (SB3's "envs")
     # game: rule variants (docs/rules.md table A0) and the learner's reward
     rules: dict[str, Any] = field(default_factory=dict)
     reward: str = "points"  # "points": own minus other team's points per step; "match": +-1 at the end
     # PPO (sb3-contrib MaskablePPO)
     learning_rate: float = 3e-4
-    n_steps: int = 1024
-    batch_size: int = 512
+    n_steps: int = 64  # per table: a rollout is n_envs * n_steps learner decisions
+    batch_size: int = 4096
     n_epochs: int = 4
     gamma: float = 0.995
     gae_lambda: float = 0.95
@@ -51,7 +50,7 @@ class TrainConfig:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # the trunk shared by actor and critic
     # opponents: sampling weights; "self" = the current policy, "snapshot" = a frozen earlier one,
     # any other key is a bot name for agents.make
     opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.4, "snapshot": 0.2, "rule_based": 0.3, "random": 0.1})

@@ -2,13 +2,14 @@
 
 PPO from scratch learns trick play slowly on two cores. The default config therefore first
 records ``imitation_steps`` decisions of a teacher bot (``imitate``, e.g. "expert") playing
-matches against itself through the same team view the learner uses, then fits the policy to the
-teacher's actions (cross-entropy over the masked logits) and the value head to the discounted
-returns of those matches, for ``imitation_epochs`` passes. PPO then takes over from that policy.
+matches against itself on :data:`RECORD_TABLES` tables of the vector engine, every seat's
+decision recorded as the policy input the learner reads, then fits the policy to the teacher's
+actions (cross-entropy over the masked logits) and the value head to the discounted returns of
+those matches (each seat's team's rewards, as the learner is paid in self-play), for
+``imitation_epochs`` passes. PPO then takes over from that policy.
 
-The demonstrations are written into arrays allocated once for ``imitation_steps`` decisions (and
-grown only for the last match's overshoot), not gathered as lists of arrays, and both phases
-report their progress through an optional ``report(done, total)`` callback.
+The demonstrations are written into arrays allocated once for ``imitation_steps`` decisions,
+and both phases report their progress through an optional ``report(done, total)`` callback.
 """
 
 from __future__ import annotations
@@ -21,67 +22,90 @@ import torch
 import torch.nn.functional as F
 
 import agents
-from allfours_env import N_ACTIONS, OBS_SIZE
+from agents.features import COMPACT_SIZE, batch_compact_input
+from allfours_env import N_ACTIONS
+from allfours_env.vector import VectorGame
 
 from .config import TrainConfig
-from .team_env import TeamEnv
 
 Report = Callable[[int, int], None]  # (done, total)
-OVERSHOOT_ROWS = 1024  # room added when the last match runs past imitation_steps (more than a match's decisions)
+RECORD_TABLES = 64
+SEATS = 4
 
 
 @dataclass
 class Demonstrations:
-    observations: np.ndarray  # float32 [n, OBS_SIZE]
+    observations: np.ndarray  # float32 [n, COMPACT_SIZE]
     masks: np.ndarray  # bool [n, 56]
     actions: np.ndarray  # int64 [n]
     returns: np.ndarray  # float32 [n], discounted with the PPO gamma
 
 
 def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demonstrations:
-    """Play teacher-vs-teacher matches until ``imitation_steps`` learner decisions are recorded."""
-    teacher = agents.make(config.imitate)
-    env = TeamEnv(lambda rng: agents.make(config.imitate), config.rules, config.reward)
+    """Teacher-vs-teacher matches until ``imitation_steps`` decisions are recorded (the matches
+    still going then are cut off: their last rows' returns miss the rest of the match)."""
+    size = config.imitation_steps
     rng = np.random.default_rng(seed)
-    data = _allocate(config.imitation_steps, env.observation_space.shape[0])
+    game = VectorGame(RECORD_TABLES, **config.rules)
+    tables = np.arange(RECORD_TABLES)
+    teachers = [[agents.make(config.imitate) for _ in range(SEATS)] for _ in tables]
+    data = _allocate(size)
+    rewards = np.zeros(size, dtype=np.float64)  # paid to the row's team until its next decision
+    next_row = np.full(size, -1, dtype=np.int64)  # the same team's next decision at the same table
+    last_row = np.full((RECORD_TABLES, 2), -1, dtype=np.int64)  # each team's latest decision per table
+    scale = 1.0 / game.rules.target_score if config.reward == "points" else 0.0
+
+    def start(which: np.ndarray) -> None:
+        for t in np.flatnonzero(which):
+            for teacher in teachers[t]:
+                teacher.reset(int(rng.integers(2**63)))
+        last_row[which] = -1
+
+    game.reset(seed=int(rng.integers(2**63)))
+    start(np.ones(RECORD_TABLES, dtype=bool))
     n = 0
-    while n < config.imitation_steps:
-        obs, _ = env.reset(seed=int(rng.integers(2**31)))
-        teacher.reset(int(rng.integers(2**31)))
-        rewards: list[float] = []
-        done = False
-        while not done:
-            if n == len(data.actions):  # the last match runs past the planned size
-                data = _allocate(n + OVERSHOOT_ROWS, obs.shape[0], data)
-            mask = env.action_masks().astype(bool)
-            action = teacher.act({"observation": obs[:OBS_SIZE], "action_mask": mask.astype(np.int8)})
-            data.observations[n], data.masks[n], data.actions[n] = obs, mask, action
-            obs, reward, done, _, _ = env.step(action)
-            rewards.append(reward)
-            n += 1
-        ret = 0.0
-        for i, reward in zip(range(n - 1, -1, -1), reversed(rewards)):
-            ret = reward + config.gamma * ret
-            data.returns[i] = ret
+    while n < size:
+        observations, masks = game.observe(), game.legal_mask()
+        seats = game.current
+        take = min(RECORD_TABLES, size - n)  # the last tick records only as many tables as fit
+        rows = np.arange(n, n + take)
+        actions = np.array(
+            [teachers[t][seats[t]].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)}) for t in tables]
+        )
+        data.observations[rows] = batch_compact_input(observations[:take], masks[:take])
+        data.masks[rows], data.actions[rows] = masks[:take], actions[:take]
+        teams = seats[:take] % 2
+        previous = last_row[tables[:take], teams]
+        next_row[previous[previous >= 0]] = rows[previous >= 0]
+        last_row[tables[:take], teams] = rows
+        points = game.step(actions)
+        gain = (points[:, 0] - points[:, 1]) * scale  # team 0's gain; team 1's is its negative
+        over = game.is_over
+        if config.reward == "match":
+            gain = np.where(over, np.where(game.winner == 0, 1.0, -1.0), 0.0)
+        for team, sign in ((0, 1.0), (1, -1.0)):
+            paid = last_row[:, team]
+            rewards[paid[paid >= 0]] += sign * gain[paid >= 0]
+        n += take
+        if over.any():
+            start(over)
+            game.restart(over)
         if report:
-            report(min(n, config.imitation_steps), config.imitation_steps)
-    return Demonstrations(data.observations[:n], data.masks[:n], data.actions[:n], data.returns[:n])
+            report(n, size)
+    returns = np.zeros(size + 1, dtype=np.float64)  # returns[-1]: nothing follows
+    for row in range(size - 1, -1, -1):  # a row's next decision comes later: one backward pass
+        returns[row] = rewards[row] + config.gamma * returns[next_row[row]]
+    data.returns[:] = returns[:size]
+    return data
 
 
-def _allocate(size: int, width: int, old: Demonstrations | None = None) -> Demonstrations:
-    """Arrays for ``size`` decisions, holding a copy of ``old``'s if given."""
-    new = Demonstrations(
-        np.empty((size, width), dtype=np.float32),
+def _allocate(size: int) -> Demonstrations:
+    return Demonstrations(
+        np.empty((size, COMPACT_SIZE), dtype=np.float32),
         np.empty((size, N_ACTIONS), dtype=bool),
         np.empty(size, dtype=np.int64),
         np.empty(size, dtype=np.float32),
     )
-    if old is not None:
-        k = len(old.actions)
-        new.observations[:k], new.masks[:k], new.actions[:k], new.returns[:k] = (
-            old.observations, old.masks, old.actions, old.returns,
-        )
-    return new
 
 
 def fit(policy, data: Demonstrations, config: TrainConfig, seed: int, report: Report | None = None) -> dict[str, float]:

@@ -1,19 +1,55 @@
 """The opponent pool: the current policy, frozen snapshots of earlier policies, and named bots.
 
-Each env process holds a pool. The trainer sends it the current actor weights after every
-update and, every ``snapshot_every`` steps, a copy to keep as a snapshot (the oldest dropped
-past ``max_snapshots``). At every reset the env draws one opponent with the configured weights.
+The trainer sends the pool the current actor weights after every update and, every
+``snapshot_every`` steps, a copy to keep as a snapshot (the oldest dropped past
+``max_snapshots``). When a table starts a match it draws an opponent with the configured weights
+(:meth:`OpponentPool.draw`): an :class:`Opponent` names a kind ("self", "snapshot" or a bot name)
+and, for a snapshot, which one. Snapshots have ids that never change, so a table keeps playing
+the snapshot it drew even after newer ones push it out of the pool.
+
+Networks act in batches (:meth:`OpponentPool.act`): every table whose opponent is the same
+network goes through one forward pass, in torch on the trainer's single thread, and samples its
+action from the masked softmax with :func:`agents.policy.choose`, as a non-deterministic
+:class:`agents.policy.PolicyBot` with the same weights and draws would.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+import torch
 
 import agents
-from agents.base import Bot
-from agents.policy import PolicyBot, Weights
+from agents.policy import ACTIVATION_KEY, COMPACT_LAYOUT, Weights, batch_inputs, check_weights, choose
 
 SELF, SNAPSHOT = "self", "snapshot"
+
+
+class Opponent(NamedTuple):
+    kind: str  # SELF, SNAPSHOT, or a bot name for agents.make
+    snapshot: int = -1  # the snapshot's id, for SNAPSHOT
+
+
+class TorchActor:
+    """An exported actor (numpy weights) as torch layers, for batched forward passes."""
+
+    def __init__(self, weights: Weights):
+        if check_weights(weights, "the opponent pool") != COMPACT_LAYOUT:
+            raise ValueError("the opponent pool plays policies of the compact input layout")
+        self.weights = weights
+        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+        names = [*(str(i) for i in range(n_hidden)), "_out"]
+        self.layers = [(torch.from_numpy(np.array(weights[f"w{i}"])), torch.from_numpy(np.array(weights[f"b{i}"]))) for i in names]
+        self.activation = torch.relu if str(weights[ACTIVATION_KEY]) == "relu" else torch.tanh
+
+    @torch.no_grad()
+    def logits(self, inputs: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(inputs)
+        for w, b in self.layers[:-1]:
+            x = self.activation(x @ w + b)
+        w, b = self.layers[-1]
+        return (x @ w + b).numpy()
 
 
 class OpponentPool:
@@ -22,23 +58,62 @@ class OpponentPool:
         total = sum(weights.values())
         self.probs = np.array([weights[n] / total for n in self.names])
         self.max_snapshots = max_snapshots
-        self.current: Weights | None = None
-        self.snapshots: list[Weights] = []
+        self.current: TorchActor | None = None
+        self.snapshots: dict[int, TorchActor] = {}  # id -> network, the newest max_snapshots
+        self.retired: dict[int, TorchActor] = {}  # pushed out, but some table may still play it
+        self.next_id = 0
         for name in self.names:
             if name not in (SELF, SNAPSHOT):
                 agents.make(name)  # fail now, with the list of bots, not in the middle of training
 
     def update(self, current: Weights, snapshot: bool = False) -> None:
-        self.current = current
+        self.current = TorchActor(current)
         if snapshot:
-            self.snapshots = (self.snapshots + [current])[-self.max_snapshots :]
+            self.snapshots[self.next_id] = self.current
+            self.next_id += 1
+            while len(self.snapshots) > self.max_snapshots:
+                oldest = min(self.snapshots)
+                self.retired[oldest] = self.snapshots.pop(oldest)
 
-    def __call__(self, rng: np.random.Generator) -> Bot:
+    def draw(self, rng: np.random.Generator) -> Opponent:
+        """An opponent for a new match; before the first snapshot a snapshot draw plays the current policy."""
         name = self.names[int(rng.choice(len(self.names), p=self.probs))]
         if name == SNAPSHOT and self.snapshots:
-            return PolicyBot(self.snapshots[int(rng.integers(len(self.snapshots)))], name=SNAPSHOT, deterministic=False)
-        if name in (SELF, SNAPSHOT):  # before the first snapshot, a snapshot draw plays the current policy
+            ids = sorted(self.snapshots)
+            return Opponent(SNAPSHOT, ids[int(rng.integers(len(ids)))])
+        if name in (SELF, SNAPSHOT):
+            return Opponent(SELF)
+        return Opponent(name)
+
+    def network(self, opponent: Opponent) -> TorchActor:
+        if opponent.kind == SELF:
             if self.current is None:
-                return agents.make("random")
-            return PolicyBot(self.current, name=SELF, deterministic=False)
-        return agents.make(name)
+                raise RuntimeError("the pool has no policy yet: call update() with the learner's weights first")
+            return self.current
+        return self.snapshots.get(opponent.snapshot) or self.retired[opponent.snapshot]
+
+    def forget_retired(self, in_use: set[int]) -> None:
+        """Drop the retired snapshots no table plays any more."""
+        self.retired = {i: net for i, net in self.retired.items() if i in in_use}
+
+    def get_state(self) -> dict:
+        """The pool's networks (as numpy weights) and snapshot ids, for checkpoints."""
+        return {
+            "current": None if self.current is None else self.current.weights,
+            "snapshots": {i: net.weights for i, net in self.snapshots.items()},
+            "retired": {i: net.weights for i, net in self.retired.items()},
+            "next_id": self.next_id,
+        }
+
+    def set_state(self, state: dict) -> None:
+        self.current = None if state["current"] is None else TorchActor(state["current"])
+        self.snapshots = {i: TorchActor(w) for i, w in state["snapshots"].items()}
+        self.retired = {i: TorchActor(w) for i, w in state["retired"].items()}
+        self.next_id = state["next_id"]
+
+    def act(
+        self, opponent: Opponent, observations: np.ndarray, masks: np.ndarray, uniforms: np.ndarray
+    ) -> np.ndarray:
+        """The actions of the network ``opponent`` at n tables: a sample per row, at ``uniforms``."""
+        inputs = batch_inputs(COMPACT_LAYOUT, observations, masks)
+        return choose(self.network(opponent).logits(inputs), masks, uniforms)

@@ -3,18 +3,20 @@
 1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/`` and lock it for this
    run (:mod:`train.lock`). A resumed run keeps its own saved config (only ``total_steps`` may
    change, when asked explicitly) and starts from its newest intact checkpoint.
-2. Build ``n_envs`` team envs (:mod:`train.team_env`), each with an opponent pool.
-3. Build the MaskablePPO model; pin torch to one thread. A new model may first imitate a
+2. Build the self-play env: ``n_envs`` tables of the vector engine in this process, the learner
+   against an opponent pool, the opponents batched (:mod:`train.selfplay`, :mod:`train.opponents`).
+3. Build the MaskablePPO model, a trunk shared by actor and critic (:mod:`train.network`); pin
+   torch to one thread. A new model may first imitate a
    teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
    state and counters (read as data: :mod:`train.checkpoints`).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
-5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``).
+5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw
+   the learning curve (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
-Ctrl-C stops training at once: env workers ignore SIGINT and are killed by the trainer (they
-also die with it on ``kill -9``), checkpoint and final writes finish first, and one line says
-which checkpoint was kept and how to resume.
+Ctrl-C stops training at once: checkpoint and final writes finish first, and one line says which
+checkpoint was kept and how to resume.
 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
@@ -29,7 +31,6 @@ import os
 import random
 import sys
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,14 @@ import torch
 import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, save_weights, weights_from_policy
 from eval import evaluate
-from eval.processes import bind_to_parent, interrupts_deferred
+from eval.processes import interrupts_deferred
 
-from . import imitation
+from . import curve, imitation
 from .checkpoints import (
     ResumeError,
     candidates,
@@ -59,8 +60,9 @@ from .checkpoints import (
 )  # fmt: skip
 from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
 from .lock import RunLock
+from .network import policy_kwargs
 from .opponents import OpponentPool
-from .team_env import TeamEnv
+from .selfplay import SelfPlayVecEnv
 
 TB_NAME = "tensorboard"
 PROGRESS_SECONDS = 10.0  # at most one progress line this often, and one after each evaluation
@@ -75,36 +77,17 @@ class TrainingInterrupted(KeyboardInterrupt):
     """Ctrl-C during training; the message says what was kept and how to resume."""
 
 
-def make_env(config: TrainConfig) -> TeamEnv:
-    return TeamEnv(OpponentPool(config.opponents, config.max_snapshots), config.rules, config.reward)
+def make_vec_env(config: TrainConfig) -> VecMonitor:
+    pool = OpponentPool(config.opponents, config.max_snapshots)
+    env = SelfPlayVecEnv(config.n_envs, pool, config.rules, config.reward, seed=config.seed)
+    return VecMonitor(env)  # episode returns and lengths for rollout/ep_rew_mean
 
 
-def _env_in_worker(config: TrainConfig, parent: int) -> TeamEnv:
-    bind_to_parent(parent)  # Ctrl-C is the trainer's; the worker dies with it
-    return make_env(config)
+def monitor_state(env: VecMonitor) -> dict[str, Any]:
+    return {name: getattr(env, name) for name in ("episode_returns", "episode_lengths", "episode_count")}
 
 
-def make_vec_env(config: TrainConfig) -> VecEnv:
-    if config.subprocess_envs:
-        vec_env = SubprocVecEnv([partial(_env_in_worker, config, os.getpid())] * config.n_envs, start_method="fork")
-    else:
-        vec_env = DummyVecEnv([partial(make_env, config)] * config.n_envs)
-    return VecMonitor(vec_env)  # episode returns and lengths for rollout/ep_rew_mean
-
-
-def stop_env(env: VecEnv, interrupted: bool) -> None:
-    """Close the envs; after Ctrl-C, kill env workers instead (a pipe may hold a half-read reply)."""
-    workers = getattr(env.unwrapped, "processes", [])
-    if interrupted and workers:
-        for process in workers:
-            process.kill()
-            process.join()
-        env.unwrapped.closed = True
-    else:
-        env.close()
-
-
-def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
+def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
     return MaskablePPO(
         "MlpPolicy",
         env,
@@ -118,7 +101,7 @@ def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
         ent_coef=config.ent_coef,
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
-        policy_kwargs={"net_arch": list(config.net_arch), "activation_fn": torch.nn.ReLU},
+        policy_kwargs=policy_kwargs(config.net_arch),
         tensorboard_log=str(config.run_dir),
         seed=config.seed,
         device="cpu",
@@ -129,11 +112,14 @@ def new_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
 class Trainer(BaseCallback):
     """Everything that happens between two PPO updates (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, progress: bool = True):
+    def __init__(self, config: TrainConfig, env: VecMonitor, progress: bool = True):
         super().__init__()
         self.config = config
+        self.env = env
+        self.selfplay: SelfPlayVecEnv = env.unwrapped
         self.progress = progress
-        self.snapshots: list[dict[str, np.ndarray]] = []
+        self.evaluations: list[tuple[int, float, str, float, float, float]] = []  # steps, minutes, bot, win, low, high
+        self.minutes_before = 0.0  # training minutes of the run before this process (resumed runs)
         self.next_snapshot = config.snapshot_every
         self.next_eval = config.eval_every
         self.next_checkpoint = config.checkpoint_every
@@ -144,18 +130,20 @@ class Trainer(BaseCallback):
 
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("snapshots", "next_snapshot", "next_eval", "next_checkpoint", "latest_eval")}
+        names = ("next_snapshot", "next_eval", "next_checkpoint", "latest_eval", "evaluations")
+        return {k: getattr(self, k) for k in names} | {"minutes_before": self.minutes()}
 
     def restore(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
 
     # -- SB3 hooks
+    def minutes(self) -> float:
+        """Minutes of training so far, across resumes."""
+        return self.minutes_before + (time.monotonic() - self._clock[0]) / 60
+
     def _on_training_start(self) -> None:
         self._clock = (time.monotonic(), self.num_timesteps)
-        for snapshot in self.snapshots:
-            self.training_env.env_method("update_pool", snapshot, True)
-        self._send_weights(snapshot=False)
         if self.num_timesteps == 0:  # the starting point of the learning curve
             self.evaluate()
             self.logger.dump(0)
@@ -197,10 +185,7 @@ class Trainer(BaseCallback):
 
     # -- the pieces
     def _send_weights(self, snapshot: bool) -> None:
-        weights = weights_from_policy(self.model.policy)
-        if snapshot:
-            self.snapshots = (self.snapshots + [weights])[-self.config.max_snapshots :]
-        self.training_env.env_method("update_pool", weights, snapshot)
+        self.selfplay.pool.update(weights_from_policy(self.model.policy), snapshot)
 
     def evaluate(self) -> None:
         bot = PolicyBot(weights_from_policy(self.model.policy), name="learner")
@@ -208,6 +193,7 @@ class Trainer(BaseCallback):
             result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
             low, high = result.win_rate_ci
             self.latest_eval[opponent] = (result.win_rate, low, high)
+            self.evaluations.append((self.num_timesteps, self.minutes(), opponent, result.win_rate, low, high))
             self.logger.record(f"eval/win_rate_vs_{opponent}", result.win_rate)
             self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
             self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
@@ -225,10 +211,9 @@ class Trainer(BaseCallback):
         self.logger.record("time/steps_per_second", (self.num_timesteps - start_steps) / max(now - start, 1e-9))
 
     def checkpoint(self) -> None:
-        env_states = self.training_env.env_method("get_state")
         state = {
             "trainer": self.state(),
-            "env_states": env_states,
+            "env_state": {"selfplay": self.selfplay.get_state(), "monitor": monitor_state(self.env)},
             "sb3": {name: getattr(self.model, name) for name in SB3_COUNTERS},
             "torch_rng": torch.get_rng_state().numpy(),
             "numpy_global_rng": np.random.get_state(),  # SB3 shuffles minibatches with it
@@ -300,14 +285,15 @@ def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _restore(
-    model: MaskablePPO, env: VecEnv, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
+    model: MaskablePPO, env: VecMonitor, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
 ) -> None:
     try:
         model.set_parameters(params, exact_match=True, device="cpu")
         for name in SB3_COUNTERS:
             setattr(model, name, state["sb3"][name])
-        for i, env_state in enumerate(state["env_states"]):
-            env.env_method("set_state", env_state, indices=[i])
+        trainer.selfplay.set_state(state["env_state"]["selfplay"])
+        for name, value in state["env_state"]["monitor"].items():
+            setattr(env, name, value)
         torch.set_rng_state(torch.from_numpy(state["torch_rng"]))
         np.random.set_state(state["numpy_global_rng"])
         random.setstate(state["python_rng"])
@@ -350,15 +336,16 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
         write_text_atomic(run_dir / RUN_CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
 
     env = make_vec_env(config)
-    trainer = Trainer(config, progress)
+    trainer = Trainer(config, env, progress)
     model: MaskablePPO | None = None
-    interrupted = False
     try:
         model = new_model(config, env)
         if resume:
             _restore(model, env, trainer, state, params, folder)
-        elif config.imitate:
-            warm_start(model, config, progress)
+        else:
+            if config.imitate:
+                warm_start(model, config, progress)
+            trainer.selfplay.pool.update(weights_from_policy(model.policy))  # before learn() resets the env
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
             model.learn(
@@ -370,14 +357,12 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
             model.save(tmp)
             tmp.replace(final)
             save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
+            curve.write(run_dir, trainer.evaluations)
         return final
     except KeyboardInterrupt:
-        interrupted = True
         if model is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model)) from None
-    finally:
-        stop_env(env, interrupted)
 
 
 def _interrupted_message(config: TrainConfig, model: MaskablePPO | None) -> str:

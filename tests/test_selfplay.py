@@ -1,0 +1,162 @@
+"""The batched self-play env of training (train/selfplay.py) and its opponent pool (train/opponents.py).
+
+- Rewards are exact: at every table and every learner step, the reward times the target score is
+  the change of the learner's team's score lead since its previous step (awards during the
+  opponents' turns, the first kick and the last award of a match included), and a finished match
+  pays its final lead; with ``reward="match"``, +1 / -1 to the winner.
+- Batched opponents act as the unbatched PolicyBot with the same weights and the same draws.
+- The env's state round-trips: a copy continues exactly as the original.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents.policy import COMPACT_LAYOUT, PolicyBot, input_size  # noqa: E402
+from allfours_env.vector import VectorGame  # noqa: E402
+from train.opponents import SELF, SNAPSHOT, Opponent, OpponentPool  # noqa: E402
+from train.selfplay import SelfPlayVecEnv  # noqa: E402
+
+
+def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    sizes = [input_size(COMPACT_LAYOUT), hidden, 56]
+    weights = {"activation": np.array("relu"), "obs_layout": np.array(COMPACT_LAYOUT)}
+    for i, name in enumerate(["0", "_out"]):
+        weights[f"w{name}"] = rng.normal(0, 0.3, size=(sizes[i], sizes[i + 1])).astype(np.float32)
+        weights[f"b{name}"] = rng.normal(0, 0.1, size=sizes[i + 1]).astype(np.float32)
+    return weights
+
+
+def make_env(opponents: dict[str, float], reward: str = "points", n: int = 48, seed: int = 0, **rules) -> SelfPlayVecEnv:
+    pool = OpponentPool(opponents, max_snapshots=2)
+    pool.update(random_weights(1), snapshot=True)
+    pool.update(random_weights(2), snapshot=True)
+    pool.update(random_weights(3), snapshot=True)  # the first snapshot is retired
+    return SelfPlayVecEnv(n, pool, rules, reward, seed=seed)
+
+
+def random_actions(env: SelfPlayVecEnv, rng: np.random.Generator) -> np.ndarray:
+    masks = env.action_masks()
+    assert masks.any(axis=1).all(), "every table waits for a learner seat"
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+def lead(env: SelfPlayVecEnv) -> np.ndarray:
+    scores = env.game.scores
+    return np.where(env.team == 0, scores[:, 0] - scores[:, 1], scores[:, 1] - scores[:, 0])
+
+
+@pytest.mark.parametrize("target", [14, 7])
+def test_points_rewards_are_the_score_lead_gained_between_learner_steps(target):
+    env = make_env({"self": 1, "snapshot": 1, "random": 1, "rule_based": 1}, target_score=target)
+    env.reset()
+    rng = np.random.default_rng(0)
+    seen_lead = np.zeros(env.num_envs)  # every match starts at 0-0; its first kick is paid in its first step
+    assert (env.team % 2 == env.game.current % 2).all()
+    finished = 0
+    for _ in range(400):
+        _, reward, dones, infos = env.step(random_actions(env, rng))
+        now = lead(env)
+        for t in range(env.num_envs):
+            if dones[t]:
+                info = infos[t]
+                final = info["scores"][info["team"]] - info["scores"][1 - info["team"]]
+                assert reward[t] * target == pytest.approx(final - seen_lead[t], abs=1e-4)
+                assert max(info["scores"]) >= target and info["deals"] >= 1
+                assert info["terminal_observation"].shape == (input_size(COMPACT_LAYOUT),)
+                finished += 1
+            else:
+                assert reward[t] * target == pytest.approx(now[t] - seen_lead[t], abs=1e-4)
+        seen_lead = np.where(dones, 0, now)
+        pending = env.pending * target
+        assert np.allclose(pending[~dones], 0) and np.allclose(pending[dones], now[dones])
+    assert finished > 20
+
+
+def test_match_reward_pays_the_winner_whoever_moved_last():
+    env = make_env({"random": 1, "self": 1}, reward="match", target_score=7)
+    env.reset()
+    rng = np.random.default_rng(1)
+    outcomes = set()
+    for _ in range(300):
+        _, reward, dones, infos = env.step(random_actions(env, rng))
+        assert (reward[~dones] == 0).all()
+        for t in np.flatnonzero(dones):
+            info = infos[t]
+            assert reward[t] == (1.0 if info["winner"] == info["team"] else -1.0)
+            assert info["scores"][info["winner"]] >= 7
+            outcomes.add(float(reward[t]))
+    assert outcomes == {1.0, -1.0}
+
+
+def test_batched_opponents_act_as_policy_bots_with_the_same_draws():
+    weights = random_weights(7)
+    pool = OpponentPool({"self": 1}, max_snapshots=1)
+    pool.update(weights)
+    game = VectorGame(256)
+    game.reset(seed=3)
+    rng = np.random.default_rng(3)
+    bot = PolicyBot(weights, deterministic=False)
+    compared = 0
+    for _ in range(30):
+        observations, masks = game.observe(), game.legal_mask()
+        live = masks.any(axis=1)
+        uniforms = rng.random(len(masks))
+        batched = pool.act(Opponent(SELF), observations[live], masks[live], uniforms[live])
+        for row, t in enumerate(np.flatnonzero(live)):
+            bot._rng = FixedDraw(uniforms[t])
+            assert bot.act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)}) == batched[row]
+            compared += 1
+        game.step(game.sample_legal(rng))
+        game.restart(game.is_over)
+    assert compared > 5000
+
+
+class FixedDraw:
+    """Stands in for a bot's generator: ``random()`` gives one fixed draw."""
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+def test_snapshots_keep_ids_and_retired_ones_stay_while_played():
+    pool = OpponentPool({SNAPSHOT: 1}, max_snapshots=2)
+    for seed in range(4):
+        pool.update(random_weights(seed), snapshot=True)
+    assert sorted(pool.snapshots) == [2, 3] and sorted(pool.retired) == [0, 1]
+    pool.forget_retired({1})
+    assert sorted(pool.retired) == [1]
+    assert pool.network(Opponent(SNAPSHOT, 1)) is pool.retired[1]
+    draws = {pool.draw(np.random.default_rng(s)).snapshot for s in range(40)}
+    assert draws == {2, 3}
+
+
+def test_a_restored_state_continues_exactly():
+    env = make_env({"self": 1, "snapshot": 1, "expert": 1})
+    env.reset()
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        env.step(random_actions(env, rng))
+    state = env.get_state()
+    twin = make_env({"self": 1, "snapshot": 1, "expert": 1}, seed=99)
+    twin.reset()
+    twin.set_state(state)
+    for _ in range(60):
+        actions = random_actions(env, rng)
+        a, b = env.step(actions), twin.step(actions)
+        for x, y in zip(a[:3], b[:3]):
+            np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(env.game.get_state()["st"], twin.game.get_state()["st"])
+
+
+def test_a_state_of_another_size_is_refused():
+    env = make_env({"self": 1}, n=4)
+    with pytest.raises(ValueError, match="does not fit a VectorGame of 4 tables"):
+        env.game.set_state(make_env({"self": 1}, n=5).game.get_state())

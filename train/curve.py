@@ -1,0 +1,67 @@
+"""The learning curve of a run: its evaluations as ``evaluations.csv`` and ``learning_curve.png``.
+
+Every evaluation of the trainer (win rate of the learner against each of ``eval_opponents``, with
+its 95% Wilson interval) is one row: steps, training minutes, bot, win rate, low, high. The
+picture has two panels, the win rate against steps and against minutes, one line per bot with
+its interval shaded, and the 0.5 line. Both files are written atomically, next to the run's
+tensorboard logs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+CSV_NAME = "evaluations.csv"
+PNG_NAME = "learning_curve.png"
+COLUMNS = ("steps", "minutes", "bot", "win_rate", "low", "high")
+
+Evaluation = tuple[int, float, str, float, float, float]
+
+
+def write(run_dir: Path, evaluations: Sequence[Evaluation]) -> None:
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(COLUMNS)
+    writer.writerows(evaluations)
+    _replace(run_dir / CSV_NAME, text.getvalue().encode())
+    _replace(run_dir / PNG_NAME, _picture(evaluations, run_dir.name))
+
+
+def _picture(evaluations: Sequence[Evaluation], title: str) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 4), dpi=100)
+    axes = figure.subplots(1, 2, sharey=True)
+    bots = sorted({row[2] for row in evaluations})
+    for ax, column, label in ((axes[0], 0, "PPO steps"), (axes[1], 1, "training minutes")):
+        for bot in bots:
+            rows = [row for row in evaluations if row[2] == bot]
+            x = [row[column] for row in rows]
+            line = ax.plot(x, [row[3] for row in rows], marker="o", markersize=3, label=f"vs {bot}")[0]
+            ax.fill_between(x, [row[4] for row in rows], [row[5] for row in rows], alpha=0.2, color=line.get_color())
+        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("match win rate (95% interval)")
+    axes[0].set_ylim(0, 1)
+    axes[0].legend(loc="lower right")
+    figure.suptitle(f"{title}: duplicate evaluation during training")
+    out = io.BytesIO()
+    figure.savefig(out, format="png", bbox_inches="tight")
+    return out.getvalue()
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

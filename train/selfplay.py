@@ -1,0 +1,224 @@
+"""Batched self-play: hundreds of tables of :class:`allfours_env.vector.VectorGame` as one SB3 ``VecEnv``.
+
+Each of the ``n`` tables is one "env" for MaskablePPO. At every table the learner plays both
+seats of one team (drawn when the table starts a match) and an opponent from the pool
+(:mod:`train.opponents`, drawn at the same time) plays the other team.
+
+``step_wait`` applies the learner's actions at every table at once, then lets the opponents
+answer, tick by tick, until every table waits for a learner seat again: at each tick, every table
+whose opponent is the same network moves through one batched forward pass (bots such as
+``expert`` act table by table), and only the opponents' tables move (``VectorGame.step(tables=)``).
+A table whose match ends records it (``dones``, and ``info`` with ``scores``, ``team``, ``winner``,
+``deals`` and ``terminal_observation``) and starts the next match at once, as SB3's vec envs auto-reset.
+
+Rewards, for the learner's team, are the single-agent env's (:mod:`allfours_env.single`): with
+``reward="points"`` every award's points, plus for the learner's team and minus for the other,
+divided by the target score, at the step in which it happens, opponents' turns included; the
+first kick of a match (dealt before the learner's first decision) is paid in its first step; with
+``reward="match"``, +1 / -1 when the match ends. Observations are the compact policy input
+(:func:`agents.features.compact_input`) of the learner's seat to act, the action masks come from
+``env_method("action_masks")`` as sb3-contrib expects.
+
+All randomness comes from one generator seeded by ``seed`` (teams, opponents, bot seeds, the
+opponents' samples, the tables' streams), and :meth:`get_state` / :meth:`set_state` carry
+everything, so a resumed run continues exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
+
+import agents
+from agents.features import COMPACT_SIZE, batch_compact_input
+from allfours_env import N_ACTIONS
+from allfours_env.vector import VectorGame
+
+from .opponents import SELF, SNAPSHOT, Opponent, OpponentPool
+
+MASK_METHOD = "action_masks"
+SEED_RANGE = 2**63
+
+
+class SelfPlayVecEnv(VecEnv):
+    """See the module docstring. ``rules``: rule variants (docs/rules.md A0)."""
+
+    def __init__(
+        self, n: int, pool: OpponentPool, rules: dict[str, Any] | None = None, reward: str = "points", seed: int = 0
+    ):
+        self.game = VectorGame(n, **dict(rules or {}))
+        super().__init__(
+            n, gym.spaces.Box(0.0, 1.0, (COMPACT_SIZE,), np.float32), gym.spaces.Discrete(N_ACTIONS)
+        )
+        self.pool, self.reward_mode = pool, reward
+        self.scale = 1.0 / self.game.rules.target_score if reward == "points" else 1.0
+        self.rng = np.random.default_rng(seed)
+        self.team = np.zeros(n, dtype=np.int64)
+        self.opponents: list[Opponent] = [Opponent(SELF)] * n
+        self.bots: list[Any] = [None] * n  # the bot instance where the opponent is a bot
+        self.pending = np.zeros(n, dtype=np.float64)  # reward gathered before a match's first learner step
+        self._actions = np.zeros(n, dtype=np.int64)
+        self._masks = np.zeros((n, N_ACTIONS), dtype=bool)
+
+    # ---------------------------------------------------------------- VecEnv API
+
+    def reset(self) -> VecEnvObs:
+        n = self.num_envs
+        first_kicks = self.game.reset(seed=int(self.rng.integers(SEED_RANGE)))
+        everywhere = np.ones(n, dtype=bool)
+        self._draw_opponents(everywhere)
+        self.pending = np.zeros(n, dtype=np.float64)
+        self._pay(first_kicks, self.pending)
+        self._play_opponents(np.zeros(n), np.zeros(n, dtype=bool), [{} for _ in range(n)], started=everywhere)
+        return self._observe()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        n = self.num_envs
+        reward, self.pending = self.pending, np.zeros(n, dtype=np.float64)
+        points = self.game.step(self._actions)
+        self._pay(points, reward)
+        dones = np.zeros(n, dtype=bool)
+        infos: list[dict] = [{} for _ in range(n)]
+        started = np.zeros(n, dtype=bool)
+        self._finish(self.game.is_over, reward, dones, infos, started)
+        self._play_opponents(reward, dones, infos, started)
+        return self._observe(), reward.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        if attr_name == MASK_METHOD:
+            return [self.action_masks] * len(self._indices(indices))
+        if attr_name == "render_mode":  # SB3 asks at construction; tables are not rendered
+            return [None] * len(self._indices(indices))
+        raise AttributeError(f"SelfPlayVecEnv has no per-env attribute {attr_name!r}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"SelfPlayVecEnv has no per-env attribute {attr_name!r} to set")
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name == MASK_METHOD:
+            return list(self._masks[self._indices(indices)])
+        raise AttributeError(f"SelfPlayVecEnv has no per-env method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def action_masks(self) -> np.ndarray:
+        """bool (n, 56): the legal actions of the learner's seat to act at every table."""
+        return self._masks
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def get_state(self) -> dict[str, Any]:
+        """Everything that decides what happens next (plain data), for checkpoints."""
+        return {
+            "game": self.game.get_state(),
+            "rng": self.rng.bit_generator.state,
+            "team": self.team.copy(),
+            "opponents": [tuple(o) for o in self.opponents],
+            "bots": list(self.bots),
+            "pending": self.pending.copy(),
+            "pool": self.pool.get_state(),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.game.set_state(state["game"])
+        self.rng.bit_generator.state = state["rng"]
+        self.team, self.pending = state["team"].copy(), state["pending"].copy()
+        self.opponents = [Opponent(*o) for o in state["opponents"]]
+        self.bots = list(state["bots"])
+        self.pool.set_state(state["pool"])
+        self._observe()
+
+    # ---------------------------------------------------------------- the pieces
+
+    def _indices(self, indices: Any) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        return [indices] if isinstance(indices, int) else list(indices)
+
+    def _pay(self, points: np.ndarray, into: np.ndarray, where: np.ndarray | None = None) -> None:
+        """Add the learner's share of ``points`` (n, 2) to ``into`` (only ``where``, if given)."""
+        if self.reward_mode != "points":
+            return
+        own = np.where(self.team == 0, points[:, 0] - points[:, 1], points[:, 1] - points[:, 0]) * self.scale
+        into += own if where is None else np.where(where, own, 0.0)
+
+    def _draw_opponents(self, tables: np.ndarray) -> None:
+        """A team and an opponent for every table in ``tables`` (a new match there)."""
+        for t in np.flatnonzero(tables):
+            self.team[t] = self.rng.integers(2)
+            opponent = self.pool.draw(self.rng)
+            self.opponents[t] = opponent
+            bot = None
+            if opponent.kind not in (SELF, SNAPSHOT):
+                bot = agents.make(opponent.kind)
+                bot.reset(int(self.rng.integers(SEED_RANGE)))
+            self.bots[t] = bot
+        in_use = {o.snapshot for o in self.opponents if o.kind == SNAPSHOT}
+        self.pool.forget_retired(in_use)
+
+    def _finish(
+        self, over: np.ndarray, reward: np.ndarray, dones: np.ndarray, infos: list[dict], started: np.ndarray
+    ) -> None:
+        """Close the episodes of the tables in ``over``, and start their next match."""
+        if not over.any():
+            return
+        game = self.game
+        scores, deals, winner = game.scores, game.deal_number, game.winner
+        final = batch_compact_input(game.observe(seats=self.team), np.zeros((self.num_envs, N_ACTIONS), dtype=bool))
+        for t in np.flatnonzero(over):
+            if self.reward_mode == "match":
+                reward[t] += 1.0 if winner[t] == self.team[t] else -1.0
+            dones[t] = True
+            infos[t] = {
+                "scores": (int(scores[t, 0]), int(scores[t, 1])),
+                "team": int(self.team[t]),
+                "winner": int(winner[t]),
+                "deals": int(deals[t]),
+                "terminal_observation": final[t],
+            }
+        self._draw_opponents(over)
+        self._pay(game.restart(over), self.pending, over)
+        started |= over
+
+    def _play_opponents(self, reward: np.ndarray, dones: np.ndarray, infos: list[dict], started: np.ndarray) -> None:
+        """Let the opponents move until every table waits for a learner seat."""
+        game = self.game
+        while True:
+            current = game.current
+            waiting = (current >= 0) & (current % 2 != self.team)
+            if not waiting.any():
+                return
+            observations, masks = game.observe(), game.legal_mask()
+            actions = np.zeros(self.num_envs, dtype=np.int64)
+            uniforms = self.rng.random(self.num_envs)
+            groups: dict[Opponent, list[int]] = {}
+            for t in np.flatnonzero(waiting):
+                opponent = self.opponents[t]
+                if self.bots[t] is not None:
+                    actions[t] = self.bots[t].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)})
+                else:
+                    groups.setdefault(opponent, []).append(t)
+            for opponent, tables in groups.items():
+                rows = np.array(tables)
+                actions[rows] = self.pool.act(opponent, observations[rows], masks[rows], uniforms[rows])
+            points = game.step(actions, tables=waiting)
+            self._pay(points, reward, ~started)
+            self._pay(points, self.pending, started)
+            self._finish(game.is_over & waiting, reward, dones, infos, started)
+
+    def _observe(self) -> np.ndarray:
+        """The learner's inputs and masks at every table (each waits for a learner seat)."""
+        observations, self._masks = self.game.observe(), self.game.legal_mask()
+        return batch_compact_input(observations, self._masks)
+
