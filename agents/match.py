@@ -19,6 +19,8 @@ stops when such a seat is to act, and the caller gives its action to :meth:`Matc
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -64,6 +66,8 @@ class Match:
         self.on_decision = on_decision
         self.on_event = on_event
         self._reported = 0  # events already given to on_event
+        self.think_seconds = [0.0] * N_SEATS  # time each seat's bot spent in act() in run()
+        self.moves = [0] * N_SEATS  # decisions each seat's bot took in run()
         self._report()
 
     @property
@@ -100,8 +104,12 @@ class Match:
         while game.phase < DEAL_OVER and bots[game.current] is not None:
             seat = game.current
             observation = self.observe(seat)
+            start = time.perf_counter()
+            action = bots[seat].act(observation)
+            self.think_seconds[seat] += time.perf_counter() - start
+            self.moves[seat] += 1
             try:
-                self.step(bots[seat].act(observation), observation)
+                self.step(action, observation)
             except ValueError as error:  # an illegal action (the engine changed nothing)
                 error.add_note(f"bot {bot_name(bots[seat])!r} at seat {seat}")
                 raise

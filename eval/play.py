@@ -10,7 +10,7 @@ analyses that need more than the record.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agents import Bot
 from agents.match import DecisionHook, EventHook, Match
@@ -45,6 +45,10 @@ class MatchRecord:
     deals: int
     awards: tuple[tuple[int, ...], tuple[int, ...]]
     decisions: tuple[tuple[int, ...], tuple[int, ...]]
+    # time each side's bots spent choosing, and how many decisions they took (machine-dependent:
+    # left out of comparisons, so results stay equal whatever the workers)
+    think_seconds: tuple[float, float] = field(default=(0.0, 0.0), compare=False)
+    moves: tuple[int, int] = field(default=(0, 0), compare=False)
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,9 @@ def new_game(board: Board, rules: Rules, episode: str) -> Game:
     return Game(rules, board.deck_rng(), dealer=board.dealer, episode=episode)
 
 
-def match_record(game: Game, a_team: int) -> MatchRecord:
-    """Summarize a finished game for the pair, bot A having played team ``a_team``."""
+def match_record(game: Game, a_team: int, match: Match | None = None) -> MatchRecord:
+    """Summarize a finished game for the pair, bot A having played team ``a_team`` (with the
+    bots' think times if the ``match`` that played it is given)."""
     awards = [[0] * len(AWARD_KINDS) for _ in range(N_SIDES)]
     decisions = [[0] * len(DECISION_KINDS) for _ in range(N_SIDES)]
     for event in game.events:
@@ -92,7 +97,17 @@ def match_record(game: Game, a_team: int) -> MatchRecord:
         deals=game.deal_number,
         awards=(tuple(awards[SIDE_A]), tuple(awards[SIDE_B])),
         decisions=(tuple(decisions[SIDE_A]), tuple(decisions[SIDE_B])),
+        think_seconds=_per_side(match.think_seconds, a_team) if match else (0.0, 0.0),
+        moves=_per_side(match.moves, a_team) if match else (0, 0),
     )
+
+
+def _per_side(per_seat: Sequence, a_team: int) -> tuple:
+    """Per-seat values summed per side (A's team first)."""
+    sides = [0, 0]
+    for seat, value in enumerate(per_seat):
+        sides[int(seat % 2 != a_team)] += value
+    return tuple(sides)
 
 
 def play_board(
@@ -119,6 +134,7 @@ def play_board(
         for seat, bot in enumerate(seat_bots):
             bot.reset(board.bot_seeds[seat])
         game = new_game(board, rules, episode)
-        Match(game, seat_bots, on_decision, on_event).run()
-        matches.append(match_record(game, a_team))
+        match = Match(game, seat_bots, on_decision, on_event)
+        match.run()
+        matches.append(match_record(game, a_team, match))
     return BoardRecord(board.board, tuple(matches))

@@ -77,6 +77,7 @@ def _bot_row(name: str, stats: BotStats) -> list[str]:
         _pct(stats.beg_rate),
         _pct(stats.give_one_rate),
         _pct(stats.run_rate),
+        _num(stats.ms_per_decision, ".2f"),
     ]
 
 
@@ -111,9 +112,9 @@ def format_report(result: TournamentResult) -> str:
         ),
         "",
         "Per bot over all its pairs: share of each award's points won by its team;"
-        " beg rate (as beggar), give-one and run rates (as dealer, when begged)",
+        " beg rate (as beggar), give-one and run rates (as dealer, when begged); ms a decision (time in act)",
         format_table(
-            ["bot", *AWARD_HEADERS.values(), "beg", "give1", "run"],
+            ["bot", *AWARD_HEADERS.values(), "beg", "give1", "run", "ms"],
             [_bot_row(name, stats) for name, stats in result.bot_stats().items()],
         ),
     ]
@@ -214,7 +215,7 @@ PAIR_HEADERS = [
 BOT_HEADERS = [
     "bot", "opponent", *(f"share_{k}" for k in AWARD_KINDS), "beg_rate", "give_one_rate", "run_rate",
     *(f"points_{k}" for k in AWARD_KINDS), *(f"total_{k}" for k in AWARD_KINDS),
-    "stands", "begs", "give_ones", "runs",
+    "stands", "begs", "give_ones", "runs", "ms_per_decision",
 ]  # fmt: skip
 
 
@@ -223,7 +224,7 @@ def _stats_row(name: str, opponent: str, s: BotStats) -> list[Any]:
     return [
         name, opponent, *(shares[k] for k in AWARD_KINDS), s.beg_rate, s.give_one_rate, s.run_rate,
         *(s.award_points[k] for k in AWARD_KINDS), *(s.award_totals[k] for k in AWARD_KINDS),
-        *s.decisions.values(),
+        *s.decisions.values(), s.ms_per_decision,
     ]  # fmt: skip
 
 

@@ -43,6 +43,13 @@ class BotStats:
     award_points: dict[str, int]  # points per award kind scored by the bot's team
     award_totals: dict[str, int]  # points per award kind scored by both teams
     decisions: dict[str, int]  # stand, beg (as beggar), give_one, run (as dealer)
+    think_seconds: float = field(default=0.0, compare=False)  # time in act(), machine-dependent
+    moves: int = field(default=0, compare=False)  # decisions taken
+
+    @property
+    def ms_per_decision(self) -> float:
+        """Mean time the bot took to choose an action, in milliseconds."""
+        return 1000 * self.think_seconds / self.moves if self.moves else math.nan
 
     @property
     def award_shares(self) -> dict[str, float]:
@@ -71,6 +78,8 @@ class BotStats:
             add(self.award_points, other.award_points),
             add(self.award_totals, other.award_totals),
             add(self.decisions, other.decisions),
+            self.think_seconds + other.think_seconds,
+            self.moves + other.moves,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +91,7 @@ class BotStats:
             "award_points": self.award_points,
             "award_totals": self.award_totals,
             "decisions": self.decisions,
+            "ms_per_decision": self.ms_per_decision,
         }
 
 
@@ -170,14 +180,17 @@ def _bot_stats(records: Sequence[BoardRecord], side: int) -> BotStats:
     points = dict.fromkeys(AWARD_KINDS, 0)
     totals = dict.fromkeys(AWARD_KINDS, 0)
     decisions = dict.fromkeys(DECISION_KINDS, 0)
+    think, moves = 0.0, 0
     for record in records:
         for match in record.matches:
+            think += match.think_seconds[side]
+            moves += match.moves[side]
             for kind, own, other in zip(AWARD_KINDS, match.awards[side], match.awards[1 - side]):
                 points[kind] += own
                 totals[kind] += own + other
             for kind, count in zip(DECISION_KINDS, match.decisions[side]):
                 decisions[kind] += count
-    return BotStats(points, totals, decisions)
+    return BotStats(points, totals, decisions, think, moves)
 
 
 def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], episode: str) -> PairResult:

@@ -242,3 +242,19 @@ def test_cli_writes_table_and_files(tmp_path, capsys):
     with open(out / "pairs.csv", newline="") as f:
         assert len(list(csv.DictReader(f))) == 3
     assert (out / "crosstable.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_each_bot_s_time_per_decision_is_measured():
+    result = ev.round_robin(["random", "rule_based", LowestLegal], boards=3, workers=1, bootstrap=10)
+    for name, stats in result.bot_stats().items():
+        assert stats.moves > 100 and stats.think_seconds > 0, name
+        assert 0 < stats.ms_per_decision < 1000
+    # a record's moves are the decisions each side took, as the decision hook sees them
+    a_bots, b_bots = [HighestLegal(), HighestLegal()], [LowestLegal(), LowestLegal()]
+    seen = [0, 0]
+
+    def count(decision) -> None:
+        seen[int(any(decision.bot is bot for bot in b_bots))] += 1
+
+    record = ev.play_board(0, a_bots, b_bots, on_decision=count)
+    assert [sum(m.moves[side] for m in record.matches) for side in (0, 1)] == seen

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from agents.features import (
-    FEATURE_INDEX, GLOBAL, INPUT_SIZE, N_FEATURES, PER_CARD, batch_features, batch_policy_input, features,
-    policy_input,
+    COMPACT_PIECES, COMPACT_SIZE, FEATURE_INDEX, GLOBAL, INPUT_SIZE, N_FEATURES, PER_CARD, batch_compact_input,
+    batch_features, batch_policy_input, compact_input, features, policy_input,
 )
 from agents.hand_reading import trick_winner, unseen, voids
 from allfours_env import OBS_SIZE, Rules, decode
@@ -28,7 +28,7 @@ from allfours_env.cards import (
     CARD_GAME_VALUE, FULL_DECK, N_CARDS, N_RANKS, N_SUITS, RANK_JACK, SUIT_MASK, beats, cards_of, next_seat, team_of,
 )
 from allfours_env.engine import N_ACTIONS, PLAY, Game
-from allfours_env.observation import encode_with_mask
+from allfours_env.observation import LAYOUT, encode_with_mask
 
 CARD = {name: i for i, name in enumerate(PER_CARD)}
 G = {name: i for i, name in enumerate(GLOBAL)}
@@ -207,6 +207,33 @@ def test_batch_and_single_rows_equal_the_frozen_reference(sample):
         np.testing.assert_array_equal(features(observations[i], masks[i]).view(np.uint32), expected[i].view(np.uint32))
         np.testing.assert_array_equal(policy_input(observations[i], masks[i]), inputs[i])
         np.testing.assert_array_equal(batch_features(observations[i : i + 1], masks[i : i + 1])[0], expected[i])
+
+
+def test_the_compact_input_holds_its_named_pieces(sample):
+    """compact_input: the observation's hand, kick and won pieces, the trick's cards whoever played
+    them, the observation from trump on, then the named features; row by row as a batch."""
+    observations, masks = sample
+    compact = batch_compact_input(observations, masks)
+    assert compact.shape == (len(observations), COMPACT_SIZE) and compact.dtype == np.float32
+    feats = batch_features(observations, masks)
+    expected = {
+        "hand": observations[:, LAYOUT["hand"].offset : LAYOUT["hand"].offset + N_CARDS],
+        "kick": observations[:, LAYOUT["kick"].offset : LAYOUT["kick"].offset + N_CARDS],
+        "won": observations[:, LAYOUT["won"].offset : LAYOUT["won"].offset + 2 * N_CARDS],
+        "table": observations[:, LAYOUT["table"].offset : LAYOUT["table"].offset + 4 * N_CARDS].reshape(-1, 4, N_CARDS).sum(1),
+        "state": observations[:, LAYOUT["trump"].offset :],
+        "globals": feats[:, [FEATURE_INDEX[g] for g in GLOBAL]],
+    }
+    for name in ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner"):
+        start = FEATURE_INDEX[f"{name}_2C"]
+        expected[name] = feats[:, start : start + N_CARDS]
+    start = 0
+    for name, size in COMPACT_PIECES:
+        np.testing.assert_array_equal(compact[:, start : start + size], expected[name], err_msg=name)
+        start += size
+    assert start == COMPACT_SIZE
+    for i in range(0, len(observations), 97):
+        np.testing.assert_array_equal(compact_input(observations[i], masks[i]), compact[i])
 
 
 def test_the_bots_card_reasoning_is_the_features_one(sample):
