@@ -1,7 +1,8 @@
 """The learning curve of a run: its evaluations as ``evaluations.csv`` and ``learning_curve.png``.
 
 Every evaluation of the trainer (win rate of the learner against each of ``eval_opponents``, with
-its 95% Wilson interval) is one row: steps, training minutes, bot, win rate, low, high. The
+its 95% Wilson interval) is one row: PPO steps, minutes since the run began (warm start
+included), bot, win rate, low, high. The
 picture has two panels, the win rate against steps and against minutes, one line per bot with
 its interval shaded, and the 0.5 line. Both files are written atomically, next to the run's
 tensorboard logs.
@@ -40,7 +41,7 @@ def _picture(evaluations: Sequence[Evaluation], title: str) -> bytes:
     figure = Figure(figsize=(10, 4), dpi=100)
     axes = figure.subplots(1, 2, sharey=True)
     bots = sorted({row[2] for row in evaluations})
-    for ax, column, label in ((axes[0], 0, "PPO steps"), (axes[1], 1, "training minutes")):
+    for ax, column, label in ((axes[0], 0, "PPO steps"), (axes[1], 1, "minutes since the run began")):
         for bot in bots:
             rows = [row for row in evaluations if row[2] == bot]
             x = [row[column] for row in rows]

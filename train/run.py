@@ -119,7 +119,8 @@ class Trainer(BaseCallback):
         self.selfplay: SelfPlayVecEnv = env.unwrapped
         self.progress = progress
         self.evaluations: list[tuple[int, float, str, float, float, float]] = []  # steps, minutes, bot, win, low, high
-        self.minutes_before = 0.0  # training minutes of the run before this process (resumed runs)
+        self.minutes_before = 0.0  # minutes the run took before this process (resumed runs)
+        self._started = time.monotonic()  # this process's part of the run, warm start included
         self.next_snapshot = config.snapshot_every
         self.next_eval = config.eval_every
         self.next_checkpoint = config.checkpoint_every
@@ -139,8 +140,8 @@ class Trainer(BaseCallback):
 
     # -- SB3 hooks
     def minutes(self) -> float:
-        """Minutes of training so far, across resumes."""
-        return self.minutes_before + (time.monotonic() - self._clock[0]) / 60
+        """Minutes the run has taken so far (warm start included), across resumes."""
+        return self.minutes_before + (time.monotonic() - self._started) / 60
 
     def _on_training_start(self) -> None:
         self._clock = (time.monotonic(), self.num_timesteps)
@@ -189,11 +190,12 @@ class Trainer(BaseCallback):
 
     def evaluate(self) -> None:
         bot = PolicyBot(weights_from_policy(self.model.policy), name="learner")
+        minutes = self.minutes()
         for opponent in self.config.eval_opponents:
             result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
             low, high = result.win_rate_ci
             self.latest_eval[opponent] = (result.win_rate, low, high)
-            self.evaluations.append((self.num_timesteps, self.minutes(), opponent, result.win_rate, low, high))
+            self.evaluations.append((self.num_timesteps, minutes, opponent, result.win_rate, low, high))
             self.logger.record(f"eval/win_rate_vs_{opponent}", result.win_rate)
             self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
             self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
