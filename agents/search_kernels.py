@@ -16,7 +16,9 @@ state (:mod:`allfours_env.vector_kernels`):
   card that wins; else throw the cheapest card), and the card with the best outcome for this
   trick is played: Game value
   at ``GAME_UNIT`` points a ten, the trump jack at 1 point to its holder's team or the hang to
-  the takers, less ``TRUMP_COST`` a rank for spending a trump;
+  the takers, less ``TRUMP_COST`` a rank for spending a trump; with ``smart`` the next player,
+  too, tries each of its legal cards against the rest of the trick (answering by habit) and plays
+  the best for its team, seeing the world's hands;
 * with chance ``explore`` a uniformly random legal card instead.
 
 "Cheapest" orders cards by (is trump, Game value, rank): trumps and counting cards stay home.
@@ -131,10 +133,42 @@ def _respond(st, bs, t, seat, legal, played, best, best_seat, value, trump):
 
 
 @njit(cache=True)
-def _trick_result(st, bs, t, card, undertrump):
+def _finish(st, bs, t, seat, n, k0, led, best, best_seat, value, jack_seat, trump, undertrump):
+    """The trick's later players from position ``k0`` on (the seat that played position n is
+    ``seat``) answer with :func:`_respond`: (winning seat, Game value, jack's seat or -1)."""
+    jack = trump * N_RANKS + RANK_JACK
+    for k in range(k0, N_SEATS):
+        other = (seat + k - n) % N_SEATS
+        legal = legal_cards(bs[t, HAND + other], k, led, trump, best, undertrump)
+        c = _respond(st, bs, t, other, legal, k, best, best_seat, value + (jack_seat >= 0), trump)
+        if _winners(_ONE << np.uint64(c), best, trump):
+            best, best_seat = c, other
+        value += _GAME_VALUE[c]
+        if c == jack:
+            jack_seat = other
+    return best_seat, value, jack_seat
+
+
+@njit(cache=True)
+def _score(winner, value, jack_seat, team, hang):
+    """A trick's outcome for ``team``, in points: Game value at ``GAME_UNIT`` a ten, the jack."""
+    ours = winner % 2 == team
+    score = GAME_UNIT * value / 10.0 * (1.0 if ours else -1.0)
+    if jack_seat >= 0:
+        holder_ours = jack_seat % 2 == team
+        if ours:
+            score += 1.0 if holder_ours else hang
+        else:
+            score -= hang if holder_ours else 1.0
+    return score
+
+
+@njit(cache=True)
+def _trick_result(st, bs, t, card, undertrump, hang, smart):
     """Play ``card`` for the seat to act at table t (the state is not changed) and let the later
-    seats answer with :func:`_respond`: (winning seat, Game value of the trick, seat that played
-    the trump jack or -1)."""
+    seats answer with :func:`_respond` (with ``smart``, the next seat instead picks its best card
+    for this trick seeing the world's hands, the rest answering with :func:`_respond`):
+    (winning seat, Game value of the trick, seat that played the trump jack or -1)."""
     trump, n, seat = st[t, TRUMP], st[t, TRICK_LEN], st[t, CURRENT]
     jack = trump * N_RANKS + RANK_JACK
     value, jack_seat = 0, -1
@@ -152,20 +186,31 @@ def _trick_result(st, bs, t, card, undertrump):
     value += _GAME_VALUE[card]
     if card == jack:
         jack_seat = seat
-    for k in range(n + 1, N_SEATS):
-        other = (seat + k - n) % N_SEATS
-        legal = legal_cards(bs[t, HAND + other], k, led, trump, best, undertrump)
-        c = _respond(st, bs, t, other, legal, k, best, best_seat, value + (jack_seat >= 0), trump)
+    if not smart or n + 1 >= N_SEATS:
+        return _finish(st, bs, t, seat, n, n + 1, led, best, best_seat, value, jack_seat, trump, undertrump)
+    nxt = (seat + 1) % N_SEATS
+    legal = legal_cards(bs[t, HAND + nxt], n + 1, led, trump, best, undertrump)
+    top_score, top = -1e9, (best_seat, value, jack_seat)
+    bits = legal
+    while bits:
+        c = lowest(bits)
+        bits &= bits - _ONE
+        b, b_seat, js = best, best_seat, jack_seat
         if _winners(_ONE << np.uint64(c), best, trump):
-            best, best_seat = c, other
-        value += _GAME_VALUE[c]
+            b, b_seat = c, nxt
         if c == jack:
-            jack_seat = other
-    return best_seat, value, jack_seat
+            js = nxt
+        r = _finish(st, bs, t, nxt, n + 1, n + 2, led, b, b_seat, value + _GAME_VALUE[c], js, trump, undertrump)
+        sc = _score(r[0], r[1], r[2], nxt % 2, hang)
+        if c // N_RANKS == trump:
+            sc -= TRUMP_COST * (c % N_RANKS + 1)
+        if sc > top_score:
+            top_score, top = sc, r
+    return top
 
 
 @njit(cache=True)
-def _play(st, bs, t, legal, uniform, explore, params):
+def _play(st, bs, t, legal, uniform, explore, params, smart):
     """The rollout's card: the best outcome of this trick by :func:`_trick_result`, in points
     (Game value at ``GAME_UNIT`` a ten, the jack at 1 or the hang), less a little for spending a
     high trump; with chance ``explore`` a random legal card instead."""
@@ -177,15 +222,8 @@ def _play(st, bs, t, legal, uniform, explore, params):
     while bits:
         card = lowest(bits)
         bits &= bits - _ONE
-        winner, value, jack_seat = _trick_result(st, bs, t, card, params[P_UNDERTRUMP])
-        ours = winner % 2 == team
-        score = GAME_UNIT * value / 10.0 * (1.0 if ours else -1.0)
-        if jack_seat >= 0:
-            holder_ours = jack_seat % 2 == team
-            if ours:
-                score += 1.0 if holder_ours else hang
-            else:
-                score -= hang if holder_ours else 1.0
+        winner, value, jack_seat = _trick_result(st, bs, t, card, params[P_UNDERTRUMP], hang, smart)
+        score = _score(winner, value, jack_seat, team, hang)
         if card // N_RANKS == trump:
             score -= TRUMP_COST * (card % N_RANKS + 1)
         if score > best_score:
@@ -194,8 +232,9 @@ def _play(st, bs, t, legal, uniform, explore, params):
 
 
 @njit(cache=True)
-def rollout_actions(st, bs, params, uniforms, explore, out):
-    """out[t] = the rollout policy's action at every live table (0 where it is over)."""
+def rollout_actions(st, bs, params, uniforms, explore, out, smart=False):
+    """out[t] = the rollout policy's action at every live table (0 where it is over); ``smart``:
+    see :func:`_trick_result`."""
     for t in range(st.shape[0]):
         out[t] = 0
         legal = legal_bits(st, bs, t, params)
@@ -205,7 +244,7 @@ def rollout_actions(st, bs, params, uniforms, explore, out):
         if legal & (legal - _ONE) == 0:
             out[t] = lowest(legal)
         elif phase == PLAY:
-            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params)
+            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params, smart)
         else:
             suit = st[t, KICK] // N_RANKS
             trumps = bs[t, HAND + st[t, CURRENT]] & _SUIT_BITS[suit]
