@@ -44,13 +44,20 @@ def test_shipped_configs_load():
     assert load_config(CONFIG_DIR / "quick.yaml").total_steps <= 20_000
 
 
-def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys):
-    quick = str(CONFIG_DIR / "quick.yaml")
-    common = ["--config", quick, "--output-dir", str(tmp_path), "--quiet"]
+@pytest.mark.parametrize("overlap", [False, True])
+def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, overlap):
+    """Also with updates overlapped with collection (train/overlap.py): a checkpoint holds the
+    rollout collected ahead, so the resumed run still ends with the same weights."""
+    quick = tmp_path / "quick.yaml"
+    quick.write_text((CONFIG_DIR / "quick.yaml").read_text() + f"overlap_updates: {str(overlap).lower()}\n")
+    common = ["--config", str(quick), "--output-dir", str(tmp_path), "--quiet"]
     assert train_main([*common, "--run-name", "whole"]) == 0
     whole = tmp_path / "whole"
     assert (whole / "final.zip").is_file() and (whole / "final.npz").is_file() and (whole / "config.yaml").is_file()
     assert list(whole.glob("tensorboard*/events.out.tfevents.*"))
+    curve = (whole / "evaluations.csv").read_text().splitlines()
+    assert curve[0] == "steps,minutes,bot,win_rate,low,high" and len(curve) >= 1 + 2 * 3  # start, middle, end
+    assert (whole / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
     assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "16384"]) == 0

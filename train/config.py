@@ -44,6 +44,7 @@ class TrainConfig:
     n_steps: int = 64  # per table: a rollout is n_envs * n_steps learner decisions
     batch_size: int = 4096
     n_epochs: int = 4
+    overlap_updates: bool = False  # collect the next rollout on a second thread during the update (train/overlap.py)
     gamma: float = 0.995
     gae_lambda: float = 0.95
     clip_range: float = 0.2

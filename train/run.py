@@ -62,6 +62,7 @@ from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
 from .lock import RunLock
 from .network import policy_kwargs
 from .opponents import OpponentPool
+from .overlap import OverlappedMaskablePPO
 from .selfplay import SelfPlayVecEnv
 
 TB_NAME = "tensorboard"
@@ -88,7 +89,8 @@ def monitor_state(env: VecMonitor) -> dict[str, Any]:
 
 
 def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
-    return MaskablePPO(
+    algorithm = OverlappedMaskablePPO if config.overlap_updates else MaskablePPO
+    return algorithm(
         "MlpPolicy",
         env,
         learning_rate=config.learning_rate,
@@ -144,8 +146,8 @@ class Trainer(BaseCallback):
         return self.minutes_before + (time.monotonic() - self._started) / 60
 
     def _on_training_start(self) -> None:
-        self._clock = (time.monotonic(), self.num_timesteps)
-        if self.num_timesteps == 0:  # the starting point of the learning curve
+        self._clock = (time.monotonic(), self.model.num_timesteps)
+        if self.model.num_timesteps == 0:  # the starting point of the learning curve
             self.evaluate()
             self.logger.dump(0)
             self._print_progress()
@@ -159,7 +161,7 @@ class Trainer(BaseCallback):
 
     def _on_rollout_start(self) -> None:
         """Called after each update (and once at the start): a consistent point to act on."""
-        steps = self.num_timesteps
+        steps = self.model.num_timesteps
         if steps == 0:
             return
         take_snapshot = steps >= self.next_snapshot
@@ -179,8 +181,10 @@ class Trainer(BaseCallback):
             self._print_progress()
 
     def _on_training_end(self) -> None:
+        if isinstance(self.model, OverlappedMaskablePPO):
+            self.model.finish_collection()  # the checkpoint below holds the rollout it collected
         self.evaluate()
-        self.logger.dump(self.num_timesteps)
+        self.logger.dump(self.model.num_timesteps)
         self._print_progress()
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
 
@@ -195,7 +199,7 @@ class Trainer(BaseCallback):
             result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
             low, high = result.win_rate_ci
             self.latest_eval[opponent] = (result.win_rate, low, high)
-            self.evaluations.append((self.num_timesteps, minutes, opponent, result.win_rate, low, high))
+            self.evaluations.append((self.model.num_timesteps, minutes, opponent, result.win_rate, low, high))
             self.logger.record(f"eval/win_rate_vs_{opponent}", result.win_rate)
             self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
             self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
@@ -210,28 +214,30 @@ class Trainer(BaseCallback):
             self._finished = []
         start, start_steps = self._clock
         now = time.monotonic()
-        self.logger.record("time/steps_per_second", (self.num_timesteps - start_steps) / max(now - start, 1e-9))
+        self.logger.record("time/steps_per_second", (self.model.num_timesteps - start_steps) / max(now - start, 1e-9))
 
     def checkpoint(self) -> None:
         state = {
             "trainer": self.state(),
             "env_state": {"selfplay": self.selfplay.get_state(), "monitor": monitor_state(self.env)},
-            "sb3": {name: getattr(self.model, name) for name in SB3_COUNTERS},
+            "sb3": {name: getattr(self.model, name) for name in SB3_COUNTERS},  # + the waiting rollout, if overlapped
             "torch_rng": torch.get_rng_state().numpy(),
             "numpy_global_rng": np.random.get_state(),  # SB3 shuffles minibatches with it
             "python_rng": random.getstate(),
         }
+        if isinstance(self.model, OverlappedMaskablePPO):
+            state["sb3"]["pending_rollout"] = self.model.pending_state()
         with interrupts_deferred():
-            save_checkpoint(self.config.run_dir, self.num_timesteps, self.model, state)
+            save_checkpoint(self.config.run_dir, self.model.num_timesteps, self.model, state)
 
     def _print_progress(self) -> None:
         if not self.progress:
             return
         start, start_steps = self._clock
         now = time.monotonic()
-        rate = (self.num_timesteps - start_steps) / max(now - start, 1e-9)
+        rate = (self.model.num_timesteps - start_steps) / max(now - start, 1e-9)
         total = self.model._total_timesteps
-        line = f"[train] {self.num_timesteps:,}/{total:,} steps ({self.num_timesteps / total:.0%})  {rate:,.0f} steps/s"
+        line = f"[train] {self.model.num_timesteps:,}/{total:,} steps ({self.model.num_timesteps / total:.0%})  {rate:,.0f} steps/s"
         for name, (win, low, high) in self.latest_eval.items():
             line += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
         print(line, file=sys.stderr, flush=True)
@@ -293,6 +299,8 @@ def _restore(
         model.set_parameters(params, exact_match=True, device="cpu")
         for name in SB3_COUNTERS:
             setattr(model, name, state["sb3"][name])
+        if isinstance(model, OverlappedMaskablePPO):
+            model.restore_pending(state["sb3"].get("pending_rollout"))
         trainer.selfplay.set_state(state["env_state"]["selfplay"])
         for name, value in state["env_state"]["monitor"].items():
             setattr(env, name, value)

@@ -1,0 +1,156 @@
+"""MaskablePPO with rollouts collected on a second thread while the previous rollout trains.
+
+On two cores, collection (the vector engine, the opponents, the learner's forward passes) and the
+PPO update each keep one core busy; done one after the other, each core waits half the time. With
+``overlap_updates: true`` in the config, :class:`OverlappedMaskablePPO` replaces only SB3's
+``collect_rollouts``: while ``train()`` updates the policy on rollout k, a thread collects rollout
+k+1 with a frozen copy of the policy as it was before that update. The data is one update old
+when it is trained on; PPO's ratio to the behaviour policy's stored log-probabilities and its
+clipping are what make that sound (as in asynchronous PPO variants). Torch ops and numpy release
+the GIL, so the two threads run mostly in parallel.
+
+What stays exact: the collection thread has its own copy of the policy, its own step counter,
+last observation and episode buffers (merged at the join), and draws only from torch's generator,
+which training does not use (minibatches are shuffled with numpy's); so a run is reproducible
+from its seed whatever the threads' timing. Everything between two updates (SB3's
+``on_rollout_start``: snapshots, evaluations, checkpoints) happens on the main thread while no
+collection is in flight, and a checkpoint holds the collected rollout that is waiting to be
+trained on (:meth:`pending_state`), so a resumed run ends with the same weights.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import deque
+from typing import Any
+
+import numpy as np
+from sb3_contrib import MaskablePPO
+
+PENDING_FIELDS = (
+    "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",
+    "action_masks", "pos", "full", "generator_ready",
+)  # fmt: skip
+
+
+class _Collector:
+    """The model as the collection thread sees it: every attribute read from the model, except its
+    own frozen policy copy, step counter, last observation and episode buffers."""
+
+    OWN = ("policy", "num_timesteps", "_last_obs", "_last_episode_starts", "ep_info_buffer", "ep_success_buffer")
+
+    def __init__(self, model: MaskablePPO, policy: Any):
+        own = {name: getattr(model, name) for name in self.OWN[1:4]}
+        own.update(policy=policy, ep_info_buffer=deque(maxlen=model._stats_window_size))
+        own["ep_success_buffer"] = deque(maxlen=model._stats_window_size)
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_own", own)
+
+    def __getattr__(self, name: str) -> Any:
+        own = object.__getattribute__(self, "_own")
+        return own[name] if name in own else getattr(object.__getattribute__(self, "_model"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._own:
+            raise AttributeError(f"collection may not set {name!r} on the model")
+        self._own[name] = value
+
+    def _update_info_buffer(self, infos: list[dict], dones: np.ndarray) -> None:
+        type(self._model)._update_info_buffer(self, infos, dones)
+
+    def merge_into(self, model: MaskablePPO) -> None:
+        for name in self.OWN[1:4]:
+            setattr(model, name, self._own[name])
+        model.ep_info_buffer.extend(self._own["ep_info_buffer"])
+        model.ep_success_buffer.extend(self._own["ep_success_buffer"])
+
+
+class _StepHooks:
+    """The callback as the collection thread calls it: per-step hooks only; the rollout's start
+    and end are called by the main thread."""
+
+    def __init__(self, callback: Any):
+        self.callback = callback
+
+    def update_locals(self, locals_: dict[str, Any]) -> None:
+        self.callback.update_locals(locals_)
+
+    def on_step(self) -> bool:
+        return self.callback.on_step()
+
+    def on_rollout_start(self) -> None:
+        pass
+
+    def on_rollout_end(self) -> None:
+        pass
+
+
+class OverlappedMaskablePPO(MaskablePPO):
+    """See the module docstring."""
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        self._spare = copy.deepcopy(self.rollout_buffer)  # the buffer being collected into
+        self._spare_full = False  # a collected rollout waits in _spare
+        self._behaviour = copy.deepcopy(self.policy)  # the frozen copy the collection acts with
+        self._thread: threading.Thread | None = None
+        self._outcome: tuple[_Collector, bool] | BaseException | None = None
+
+    def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
+        args = (env, callback, n_rollout_steps, use_masking)
+        if self._thread is None and not self._spare_full:  # nothing in flight or waiting: the first rollout
+            self._behaviour.load_state_dict(self.policy.state_dict())
+            self._collect(*args)
+        went_on = self._join()
+        callback.on_rollout_start()  # nothing in flight: snapshots, evaluations, checkpoints (pending: _spare)
+        self.rollout_buffer, self._spare = self._spare, self.rollout_buffer
+        self._spare_full = False
+        if went_on:  # also after the last update, so that a run extended later goes on exactly
+            self._behaviour.load_state_dict(self.policy.state_dict())
+            self._thread = threading.Thread(target=self._collect, args=args, daemon=True)
+            self._thread.start()
+        callback.on_rollout_end()
+        return went_on
+
+    def _collect(self, env, callback, n_rollout_steps: int, use_masking: bool) -> None:
+        collector = _Collector(self, self._behaviour)
+        try:
+            hooks = _StepHooks(callback)
+            went_on = MaskablePPO.collect_rollouts(collector, env, hooks, self._spare, n_rollout_steps, use_masking)
+            self._outcome = (collector, went_on)
+        except BaseException as error:  # raised again on the main thread
+            self._outcome = error
+
+    def _join(self) -> bool:
+        """Wait for the collection in flight, if any; take over its counters; whether to go on."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        outcome, self._outcome = self._outcome, None
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if outcome is None:  # a rollout restored from a checkpoint
+            return True
+        collector, went_on = outcome
+        collector.merge_into(self)
+        self._spare_full = True
+        return went_on
+
+    def finish_collection(self) -> None:
+        """Wait for the collection in flight (at the end of training, before the last checkpoint)."""
+        if self._thread is not None:
+            self._join()
+
+    def pending_state(self) -> dict[str, Any] | None:
+        """The collected rollout waiting to be trained on (None if there is none), for checkpoints."""
+        if not self._spare_full:
+            return None
+        return {name: copy.copy(getattr(self._spare, name)) for name in PENDING_FIELDS}
+
+    def restore_pending(self, state: dict[str, Any] | None) -> None:
+        """Continue from a checkpoint: its waiting rollout is trained on next, before any collection."""
+        if state is not None:
+            for name in PENDING_FIELDS:
+                setattr(self._spare, name, copy.copy(state[name]))
+            self._spare_full = True
