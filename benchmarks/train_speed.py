@@ -2,11 +2,14 @@
 
     python benchmarks/train_speed.py [--seconds 60] [--config configs/default.yaml]
 
-Three measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
+Four measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
 rollout, torch on one thread:
 
 * ``new, self-play``: ``python -m train``'s path (:mod:`train.selfplay`) with the config's network
   (the compact input and the shared trunk) and PPO settings, every opponent the current policy;
+* ``new, self-play, overlapped``: the same with ``overlap_updates: true`` (:mod:`train.overlap`:
+  the next rollout is collected on a second thread during the update; "collect" is then the
+  time the update waits for it);
 * ``new, config's pool``: the same with the config's opponent pool (bots such as ``expert`` act in
   Python, table by table, and cost what they cost);
 * ``old path``: the training path this project had before the vector engine, rebuilt here: two
@@ -130,6 +133,9 @@ def main() -> None:
     config = load_config(args.config, imitate="", output_dir=os.devnull)
     runs = {
         "new, self-play": lambda: new_path(load_config(args.config, imitate="", opponents={"self": 1.0})),
+        "new, self-play, overlapped": lambda: new_path(
+            load_config(args.config, imitate="", opponents={"self": 1.0}, overlap_updates=True)
+        ),
         "new, config's pool": lambda: new_path(config),
     }
     if not args.skip_old:
@@ -142,14 +148,14 @@ def main() -> None:
         results[name] = r = measure(model, args.seconds)
         model.env.close()
         print(
-            f"{name:20s} {r['steps/s']:8,.0f} steps/s  (collect {r['collect steps/s']:9,.0f}/s, "
+            f"{name:27s} {r['steps/s']:8,.0f} steps/s  (collect {r['collect steps/s']:9,.0f}/s, "
             f"update {r['update steps/s']:8,.0f}/s, collect {r['collect share']:.0%} of the time; "
             f"{r['steps']:,} steps in {r['seconds']:.0f}s)",
             flush=True,
         )
     if "old path" in results:
-        ratio = results["new, self-play"]["steps/s"] / results["old path"]["steps/s"]
-        print(f"new (self-play) / old: {ratio:.1f}x")
+        for name in ("new, self-play", "new, self-play, overlapped"):
+            print(f"{name} / old path: {results[name]['steps/s'] / results['old path']['steps/s']:.1f}x")
 
 
 if __name__ == "__main__":
