@@ -20,7 +20,6 @@ stops when such a seat is to act, and the caller gives its action to :meth:`Matc
 from __future__ import annotations
 
 import time
-
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 

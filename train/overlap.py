@@ -38,12 +38,13 @@ class _Collector:
     """The model as the collection thread sees it: every attribute read from the model, except its
     own frozen policy copy, step counter, last observation and episode buffers."""
 
-    OWN = ("policy", "num_timesteps", "_last_obs", "_last_episode_starts", "ep_info_buffer", "ep_success_buffer")
+    COUNTERS = ("num_timesteps", "_last_obs", "_last_episode_starts")  # taken from the model, given back at the join
 
     def __init__(self, model: MaskablePPO, policy: Any):
-        own = {name: getattr(model, name) for name in self.OWN[1:4]}
-        own.update(policy=policy, ep_info_buffer=deque(maxlen=model._stats_window_size))
-        own["ep_success_buffer"] = deque(maxlen=model._stats_window_size)
+        own = {name: getattr(model, name) for name in self.COUNTERS}
+        own["policy"] = policy
+        for name in ("ep_info_buffer", "ep_success_buffer"):  # merged into the model's at the join
+            own[name] = deque(maxlen=model._stats_window_size)
         object.__setattr__(self, "_model", model)
         object.__setattr__(self, "_own", own)
 
@@ -60,7 +61,7 @@ class _Collector:
         type(self._model)._update_info_buffer(self, infos, dones)
 
     def merge_into(self, model: MaskablePPO) -> None:
-        for name in self.OWN[1:4]:
+        for name in self.COUNTERS:
             setattr(model, name, self._own[name])
         model.ep_info_buffer.extend(self._own["ep_info_buffer"])
         model.ep_success_buffer.extend(self._own["ep_success_buffer"])

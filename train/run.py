@@ -235,9 +235,9 @@ class Trainer(BaseCallback):
             return
         start, start_steps = self._clock
         now = time.monotonic()
-        rate = (self.model.num_timesteps - start_steps) / max(now - start, 1e-9)
-        total = self.model._total_timesteps
-        line = f"[train] {self.model.num_timesteps:,}/{total:,} steps ({self.model.num_timesteps / total:.0%})  {rate:,.0f} steps/s"
+        steps, total = self.model.num_timesteps, self.model._total_timesteps
+        rate = (steps - start_steps) / max(now - start, 1e-9)
+        line = f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {rate:,.0f} steps/s"
         for name, (win, low, high) in self.latest_eval.items():
             line += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
         print(line, file=sys.stderr, flush=True)
