@@ -48,7 +48,53 @@ def playthrough(seed: int, rules: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+
+
+# The expert's choice at every decision of seeded matches (the same variant sets as above plus
+# the others an expert reads): tests/test_golden.py holds every later version of the expert to it.
+EXPERT_GOLDEN = "expert_decisions.txt"
+EXPERT_MATCHES = (
+    (1, {}),
+    (2, {}),
+    (3, {"hang_jack_points": 6, "game_points": 2, "game_tie": "dealer"}),
+    (4, {"target_score": 7, "give_one_requires_trump": True, "stand_requires_trump": True}),
+    (5, {"target_score": 40, "undertrump": "forbidden_when_can_follow"}),
+    (6, GOLDEN_MATCHES[1][2]),
+    (7, {"give_one_to_reach_target": "allowed", "single_trump_counts_high_and_low": False}),
+)
+EXPERT_WANDERS = 0.3  # chance the played move is a random legal one instead, to reach odd positions
+
+
+def expert_decisions(seed: int, rules: dict) -> str:
+    """One line per decision of a seeded match: the expert's choice, and the move played (the
+    expert's, or with chance EXPERT_WANDERS a random legal one)."""
+    import agents
+    from allfours_env.engine import Game
+    from allfours_env.observation import encode_with_mask
+    from allfours_env.rules import Rules
+
+    rng = np.random.default_rng(seed)
+    game = Game(Rules(**rules), np.random.default_rng(seed))
+    expert = agents.make("expert")
+    lines = [f"seed {seed} rules {rules}"]
+    while not game.is_over:
+        observation, mask = encode_with_mask(game, game.current)
+        choice = expert.act({"observation": observation, "action_mask": mask})
+        legal = np.flatnonzero(mask)
+        played = int(legal[rng.integers(len(legal))]) if rng.random() < EXPERT_WANDERS else choice
+        lines.append(f"{game.current} {allfours_env.action_text(choice)} {allfours_env.action_text(played)}")
+        game.step(played)
+    return "\n".join(lines) + "\n"
+
+
+def write_expert_golden() -> Path:
+    path = GOLDEN_DIR / EXPERT_GOLDEN
+    path.write_text("".join(expert_decisions(seed, rules) for seed, rules in EXPERT_MATCHES))
+    return path
+
+
 if __name__ == "__main__":
     for name, seed, rules in GOLDEN_MATCHES:
         (GOLDEN_DIR / name).write_text(playthrough(seed, rules))
         print("wrote", GOLDEN_DIR / name)
+    print("wrote", write_expert_golden())

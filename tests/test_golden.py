@@ -2,10 +2,16 @@
 
 import pytest
 
-from tests.playthrough import GOLDEN_DIR, GOLDEN_MATCHES, playthrough
+from tests.playthrough import EXPERT_GOLDEN, EXPERT_MATCHES, GOLDEN_DIR, GOLDEN_MATCHES, expert_decisions, playthrough
 
 
 @pytest.mark.parametrize("name,seed,rules", GOLDEN_MATCHES, ids=[m[0] for m in GOLDEN_MATCHES])
 def test_playthrough_matches_golden_file(name, seed, rules):
     expected = (GOLDEN_DIR / name).read_text()
     assert playthrough(seed, rules) == expected, "behaviour changed; if intended, run python -m tests.playthrough"
+
+
+def test_expert_decisions_match_golden_file():
+    expected = (GOLDEN_DIR / EXPERT_GOLDEN).read_text()
+    got = "".join(expert_decisions(seed, rules) for seed, rules in EXPERT_MATCHES)
+    assert got == expected, "the expert's choices changed; if intended, run python -m tests.playthrough"
