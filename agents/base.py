@@ -3,7 +3,9 @@
 A bot is built once, may be told that a match starts (``reset(seed)``), and answers
 ``act(observation) -> action id`` where ``observation`` is exactly what ``env.observe(agent)``
 returns: ``{"observation": float32[OBS_SIZE], "action_mask": int8[56]}``. Bots see nothing else; they
-read the observation through :func:`allfours_env.decode`.
+read the observation through :func:`allfours_env.decode`. A bot without memory may also offer
+``act_batch(observations, masks) -> actions`` (n rows at once, each what ``act`` would answer):
+training and search then ask it for every table in one call.
 """
 
 from __future__ import annotations

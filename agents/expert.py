@@ -4,61 +4,65 @@ Only Jack and Game depend on the card play (High and Low belong to whoever was d
 each legal card is scored by what it is expected to win or lose in this trick (Game value and
 the jack, with the chance that a later player takes the trick from the count of unseen cards
 and the voids shown) minus what the card is worth kept for later. Points are weighed by what
-they do to the chance of winning the match (a small model of the match, :func:`_equity`), so
-near the target every award counts for what it is worth. Stand/beg and give/run compare the
-chance of winning the match after each option, from a fitted estimate of what the hand makes.
-The rule variant comes from the observation (``view.rules``): the hang-jack and Game points, who
-takes a Game tie, whether the dealer needs a trump to give one. The other variants reach the bot
-through the action mask (what is legal) or move its estimates too little to be modelled (the
-kick points of both variants have the same distribution; a lone trump, an exhausted pack).
+they do to the chance of winning the match (:mod:`agents.match_model`), so near the target
+every award counts for what it is worth. Stand/beg and give/run compare the chance of winning
+the match after each option, from a fitted estimate of what the hand makes. The rule variant
+comes from the observation's rules block: the hang-jack and Game points, who takes a Game tie,
+whether the dealer needs a trump to give one. The other variants reach the bot through the
+action mask (what is legal) or move its estimates too little to be modelled (the kick points of
+both variants have the same distribution; a lone trump, an exhausted pack).
+
+The reasoning is compiled (numba) and reads observation rows (:mod:`agents.rows`), so one
+implementation serves a single decision (:class:`ExpertBot`), every table of the vector engine
+at once (:func:`expert_actions`: training's opponents, search's rollouts) and the worth of each
+card (:func:`card_values`: the policy features, search's inference). Seats are relative to the
+observer, as in the observation: 0 self, 1 next, 2 partner, 3 previous.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import NamedTuple
 
-from allfours_env import BEG, GIVE_ONE, RUN, STAND, Rules, View
+import numpy as np
+from numba import njit
+
+from allfours_env import BEG, GIVE_ONE, RUN, STAND, decode
 from allfours_env.cards import (
     CARD_GAME_VALUE,
+    FULL_DECK,
+    N_CARDS,
     N_RANKS,
     N_SEATS,
-    N_SUITS,
     RANK_JACK,
     RANK_TEN,
     SUIT_MASK,
-    cards_of,
+    beats,
 )
+from allfours_env.numba_ints import cache_depends_on, kernels_of
 
+from . import hand_reading, match_model, rows
+from .base import Observation, legal_actions
 from .hand_reading import (
     NEXT,
     PARTNER,
     PREVIOUS,
     SELF,
     TENS,
-    Trick,
+    TRICK_SLOTS,
     above,
-    beats,
     beaters,
     below,
-    cards_left,
     game_value,
     highest,
-    is_ours,
     lowest,
-    PhaseBot,
-    read_trick,
-    trump_jack,
-    unseen,
-    voids,
+    unseen_bits,
+    voids_shown,
+    winning_play,
 )
+from .match_model import JACK_POINTS, KICK_CHANCES, MAX_AWARDS, MAX_MODELLED_TARGET, MAX_OPTIONS
+from .rows import GIVE_OR_RUN, PLAY, STAND_OR_BEG, TIE_DEALER, TIE_NONE
 
-# A Jack saved by its holder's team scores 1 under every variant (A8.3); the hang jack and
-# Game points are variants, read from ``view.rules``.
-JACK_POINTS = 1
 # Game values are whole numbers: a Game tie that goes to my team (``game_tie``) counts as a
 # lead of half a unit, one that goes to theirs as half a unit behind.
 TIE_LEAD = 0.5
@@ -74,304 +78,280 @@ HUNT_VALUE = 0.5  # points a trump above the jack is worth while an opponent may
 GAME_SPREAD = 0.5  # spread of the final Game difference per unit of Game value still to play
 MIN_SPREAD = 4.0
 
-# The match model: a deal as awards in scoring order, each to my team with chance p (High,
-# Low, Game), the jack in play about half the time and saved by its holder's team mostly.
-# Points a run's kicks bring, mean 0.62. The same under both kick_points variants: each gives
-# one rank 1 point, one 2 and one 3 (tested).
-KICK_CHANCES = ((0, 0.69), (1, 0.103), (2, 0.103), (3, 0.104))
-JACK_IN_PLAY = 0.47
-JACK_SAVED = 0.8
-MAX_MODELLED_TARGET = 30  # beyond this the score is far away: points count at face value
-
-# Stand/beg and give/run: the point difference the play of the deal brings, from _bid_features.
-# Least-squares fits on deals played each way in expert self-play (default rules), bias first.
+# Stand/beg and give/run: the point difference the play of the deal brings, from _bid_value's
+# features. Least-squares fits on deals played each way in expert self-play (default rules), bias first.
 STAND_WEIGHTS = (-1.26, 0.31, 0.75, 0.37, 1.67, 0.95, 0.51, 1.19, 0.58, -0.32, 0.06)  # beggar's team, standing
 GIVE_WEIGHTS = (-0.09, 0.35, 0.96, 0.22, 1.25, 0.77, 0.49, 0.68, 0.54, 0.23, 0.05)  # dealer's team, giving one
 RUN_PLAY = 0.05  # the beggar's team's play difference after a run (kicks apart)
 GIVE_PLAY = -2.3  # the beggar's team's play difference when the dealer chose to give one
 GIVE_CHANCE = 0.23  # how often a dealer gives one when begged
 
-
-class _Points(NamedTuple):
-    """The points of the awards that rule variants change."""
-
-    hang: int  # hang_jack_points
-    game: int  # game_points
-
-    @classmethod
-    def of(cls, rules: Rules) -> _Points:
-        return cls(rules.hang_jack_points, rules.game_points)
+# What is awarded before the play in a bid's outcome (see _deal_chance).
+NOTHING, KICKS_MINE, KICKS_THEIRS, GIFT_MINE, GIFT_THEIRS = range(5)
+# The worth of awards to my team (_point_weights): one point, a hang jack, the Game point, won or lost.
+US_ONE, US_HANG, US_GAME, THEM_ONE, THEM_HANG, THEM_GAME = range(6)
+NO_VALUE = -np.inf  # card_values of the cards that may not be played
 
 
-class _Weights(NamedTuple):
-    """What one point, a hang jack and the Game point are worth to my team, scaled so one point is about 1."""
-
-    us_one: float
-    us_hang: float
-    us_game: float
-    them_one: float
-    them_hang: float
-    them_game: float
-
-    @property
-    def mean(self) -> float:
-        return (self.us_one + self.them_one) / 2.0
+# ---------------------------------------------------------------- the match model, in points
 
 
-def _face_value(points: _Points) -> _Weights:
-    return _Weights(1.0, points.hang, points.game, 1.0, points.hang, points.game)
-
-
-# ---------------------------------------------------------------- the match model
-
-Award = tuple[tuple[float, int, int], ...]  # the options of one award: (chance, my points, their points)
-
-
-def _play_awards(p: float, points: _Points) -> tuple[Award, ...]:
-    """High, Low, Jack and Game when my team wins each with chance ``p``."""
-    one = ((p, 1, 0), (1.0 - p, 0, 1))
-    in_play, hang = JACK_IN_PLAY, points.hang
-    jack = (
-        (1.0 - in_play, 0, 0),
-        (in_play * p * JACK_SAVED, JACK_POINTS, 0),
-        (in_play * p * (1.0 - JACK_SAVED), 0, hang),
-        (in_play * (1.0 - p) * JACK_SAVED, 0, JACK_POINTS),
-        (in_play * (1.0 - p) * (1.0 - JACK_SAVED), hang, 0),
-    )
-    game = ((p, points.game, 0), (1.0 - p, 0, points.game))
-    return one, one, jack, game
-
-
-def _kicks(mine: bool) -> Award:
-    return tuple((p, k, 0) if mine else (p, 0, k) for k, p in KICK_CHANCES)
-
-
-def _win_chance(
-    mine: int, theirs: int, target: int, awards: tuple[Award, ...], after: Callable[[int, int], float]
-) -> float:
-    """Chance to win the match with ``awards`` still to come in order, then ``after(mine, theirs)``."""
+@njit(cache=True)
+def _equity(equity: np.ndarray, mine: int, theirs: int, target: int) -> float:
     if mine >= target:
         return 1.0
     if theirs >= target:
         return 0.0
-    if not awards:
-        return after(mine, theirs)
-    rest = awards[1:]
-    return sum(p * _win_chance(mine + x, theirs + y, target, rest, after) for p, x, y in awards[0] if p > 0.0)
+    return equity[mine, theirs]
 
 
-@lru_cache(maxsize=4)
-def _equity_table(target: int, points: _Points) -> tuple[tuple[float, ...], ...]:
-    """Chance to win from each score (mine, theirs) at the start of a deal, the deal equally likely
-    to be either team's. Every deal awards High and Low, so scores only grow: fill by falling total."""
-    table = [[0.0] * target for _ in range(target)]
-
-    def lookup(mine: int, theirs: int) -> float:
-        return table[mine][theirs]
-
-    kicks = tuple((p / 2.0, x, y) for p, x, y in _kicks(True) + _kicks(False))
-    deal = (kicks, *_play_awards(0.5, points))
-    for total in range(2 * target - 2, -1, -1):
-        for mine in range(max(0, total - target + 1), min(total, target - 1) + 1):
-            table[mine][total - mine] = _win_chance(mine, total - mine, target, deal, lookup)
-    return tuple(tuple(row) for row in table)
-
-
-def _equity(mine: int, theirs: int, target: int, points: _Points) -> float:
-    if mine >= target:
-        return 1.0
-    if theirs >= target:
-        return 0.0
-    return _equity_table(target, points)[mine][theirs]
-
-
-def match_equity(mine: int, theirs: int, rules: Rules) -> float:
-    """My team's chance to win the match from the score (mine, theirs) at the start of a deal,
-    by the match model above (used by :mod:`agents.search` to score the end of a deal)."""
-    return _equity(mine, theirs, rules.target_score, _Points.of(rules))
-
-
-def _deal_chance(
-    scores: tuple[int, int], target: int, points: _Points, first: tuple[Award, ...], play_diff: float
-) -> float:
-    """Chance to win the match if ``first`` is awarded now and the play brings ``play_diff`` on average."""
-    if target > MAX_MODELLED_TARGET:  # the target is far: compare expected points instead
-        return play_diff + sum(p * (x - y) for award in first for p, x, y in award)
-    # High, Low and Game make up most of the difference; p in whole percents keeps the cache small.
-    percent = min(98, max(2, round(50 + play_diff * 100 / 6)))
-    return _deal_chance_cached(*scores, target, points, first, percent)
-
-
-@lru_cache(maxsize=4096)
-def _deal_chance_cached(
-    mine: int, theirs: int, target: int, points: _Points, first: tuple[Award, ...], percent: int
-) -> float:
-    awards = first + _play_awards(percent / 100, points)
-    return _win_chance(mine, theirs, target, awards, lambda a, b: _equity(a, b, target, points))
-
-
-@lru_cache(maxsize=1024)
-def _point_weights(scores: tuple[int, int], target: int, points: _Points) -> _Weights:
-    """How much each award would change my chance to win the match, scaled to about 1 a point."""
+@njit(cache=True)
+def _point_weights(mine: int, theirs: int, target: int, hang: int, game: int, equity: np.ndarray):
+    """How much each award would change my chance to win the match, scaled to about 1 a point
+    (indexed by US_ONE ... THEM_GAME); face values where the target is far."""
+    face = (1.0, float(hang), float(game), 1.0, float(hang), float(game))
     if target > MAX_MODELLED_TARGET:
-        return _face_value(points)
-    mine, theirs = scores
-    now = _equity(mine, theirs, target, points)
-
-    def gain(won: int) -> float:  # what ``won`` points to my team bring
-        return _equity(mine + won, theirs, target, points) - now
-
-    def loss(lost: int) -> float:  # what ``lost`` points to theirs cost
-        return now - _equity(mine, theirs + lost, target, points)
-
-    gains = _Weights(
-        gain(JACK_POINTS), gain(points.hang), gain(points.game), loss(JACK_POINTS), loss(points.hang), loss(points.game)
+        return face
+    now = _equity(equity, mine, theirs, target)
+    gains = (
+        _equity(equity, mine + JACK_POINTS, theirs, target) - now,
+        _equity(equity, mine + hang, theirs, target) - now,
+        _equity(equity, mine + game, theirs, target) - now,
+        now - _equity(equity, mine, theirs + JACK_POINTS, target),
+        now - _equity(equity, mine, theirs + hang, target),
+        now - _equity(equity, mine, theirs + game, target),
     )
-    scale = gains.mean
-    return _Weights(*(g / scale for g in gains)) if scale > 1e-9 else _face_value(points)
+    scale = (gains[US_ONE] + gains[THEM_ONE]) / 2.0
+    if not scale > 1e-9:
+        return face
+    return (
+        gains[0] / scale, gains[1] / scale, gains[2] / scale, gains[3] / scale, gains[4] / scale, gains[5] / scale,
+    )
 
 
-# ---------------------------------------------------------------- the bot
+@njit(cache=True)
+def _deal_chance(
+    mine: int, theirs: int, target: int, hang: int, game: int, equity: np.ndarray, first: int, play_diff: float
+) -> float:
+    """Chance to win the match if ``first`` (NOTHING, KICKS_MINE, ...) is awarded now and the
+    play brings ``play_diff`` points on average; where the target is far, the expected points."""
+    if target > MAX_MODELLED_TARGET:  # the target is far: compare expected points instead
+        now = 0.0
+        if first == KICKS_MINE or first == KICKS_THEIRS:
+            for i in range(len(KICK_CHANCES)):
+                points, chance = KICK_CHANCES[i]
+                now += chance * (points if first == KICKS_MINE else -points)
+        elif first == GIFT_MINE:
+            now = 1.0
+        elif first == GIFT_THEIRS:
+            now = -1.0
+        return play_diff + now
+    # High, Low and Game make up most of the difference; whole percents, as the expert was fitted.
+    percent = min(98, max(2, round(50 + play_diff * 100 / 6)))
+    awards = np.zeros((MAX_AWARDS, MAX_OPTIONS, 3))
+    counts = np.zeros(MAX_AWARDS, np.int64)
+    n = 0
+    if first == KICKS_MINE or first == KICKS_THEIRS:
+        match_model.kick_award(awards, counts, 0, first == KICKS_MINE, 1.0, 0)
+        n = 1
+    elif first == GIFT_MINE or first == GIFT_THEIRS:
+        awards[0, 0, match_model.CHANCE] = 1.0
+        awards[0, 0, match_model.MINE if first == GIFT_MINE else match_model.THEIRS] = 1
+        counts[0] = 1
+        n = 1
+    n = match_model.play_awards(awards, counts, n, percent / 100, hang, game)
+    return match_model.win_chance(mine, theirs, target, awards, counts, n, equity)
 
 
-class ExpertBot(PhaseBot):
-    name = "expert"
-
-    def stand_or_beg(self, view: View, legal: int) -> int:
-        return _stand_or_beg(view, legal)
-
-    def give_or_run(self, view: View, legal: int) -> int:
-        return _give_or_run(view, legal)
-
-    def play(self, view: View, legal: int) -> int:
-        if legal & (legal - 1) == 0:
-            return highest(legal)
-        table = _read_table(view, view.trump, voids(view, view.trump))
-        return max(cards_of(legal), key=lambda c: (_card_value(table, c), -c))
+# ---------------------------------------------------------------- what the expert knows in play
 
 
-# ---------------------------------------------------------------- card play
-
-
-@dataclass(frozen=True)
-class _Table:
-    """What the expert knows in the play phase, read once per decision."""
+class _Table(NamedTuple):
+    """What the expert reads from the observation in the play phase, once per decision."""
 
     trump: int
     jack: int
     hand: int
     out: int  # unseen cards: another hand or the stock
-    pools: tuple[int, int, int, int]  # unseen cards each seat may hold (its voids removed)
-    share: tuple[float, float, float, float]  # chance a card of its pool is in that seat's hand
-    trick: Trick
+    pools: tuple  # (4 ints) unseen cards each seat may hold (its voids removed); 0 for me
+    share: tuple  # (4 floats) chance a card of its pool is in that seat's hand
+    n_trick: int  # cards in the current trick before mine
+    trick_seats: tuple  # (3 ints) who played them, in order
+    trick_cards: tuple  # (3 ints) what they played
+    best: int  # the card now winning the trick, -1 if none
+    winner: int  # the seat now winning it, -1 if none
     game_lead: float  # our captured Game value minus theirs, shifted by who takes a tie
     game_left: float  # Game value still to be played (expected)
-    weights: _Weights
+    weights: tuple  # (6 floats) _point_weights
     per_unit: float  # worth of one unit of Game value won (slope of the Game chance)
 
-    def p_holds(self, seat: int, bits: int) -> float:
-        return 1.0 - _p_none(self.share[seat], (bits & self.pools[seat]).bit_count())
 
-
+@njit(cache=True)
 def _p_none(q: float, k: int) -> float:
     """Chance a seat that holds each candidate card with probability ``q`` holds none of ``k``."""
-    return (1.0 - q) ** k if k else 1.0
+    return math.pow(1.0 - q, np.float64(k)) if k else 1.0  # a float power, as Python computes it
 
 
+@njit(cache=True)
+def _p_holds(table: _Table, seat: int, bits: int) -> float:
+    return 1.0 - _p_none(table.share[seat], (bits & table.pools[seat]).bit_count())
+
+
+@njit(cache=True)
+def _mean(weights) -> float:
+    return (weights[US_ONE] + weights[THEM_ONE]) / 2.0
+
+
+@njit(cache=True)
 def _spread(game_left: float) -> float:
     return max(MIN_SPREAD, GAME_SPREAD * game_left)
 
 
-def _game_worth(lead: float, spread: float, weights: _Weights) -> float:
+@njit(cache=True)
+def _game_worth(lead: float, spread: float, weights) -> float:
     """Expected worth of the Game point for a Game lead ``lead`` with ``spread`` still to decide."""
     p_win = 0.5 * (1.0 + math.erf(lead / (spread * math.sqrt(2.0))))
-    return p_win * weights.us_game - (1.0 - p_win) * weights.them_game
+    return p_win * weights[US_GAME] - (1.0 - p_win) * weights[THEM_GAME]
 
 
-def _tie_lead(view: View) -> float:
+@njit(cache=True)
+def _tie_lead(game_tie: int, dealer: int) -> float:
     """The Game lead a tie is worth: +TIE_LEAD if a tie goes to my team, -TIE_LEAD if to theirs."""
-    tie = view.rules.game_tie
-    if tie == "none":
+    if game_tie == TIE_NONE:
         return 0.0
-    dealers_tie = tie == "dealer"
-    return TIE_LEAD if is_ours(view.dealer) == dealers_tie else -TIE_LEAD
+    dealers_tie = game_tie == TIE_DEALER
+    return TIE_LEAD if (dealer % 2 == 0) == dealers_tie else -TIE_LEAD
 
 
-def _read_table(view: View, trump: int, shown_voids: tuple[int, ...]) -> _Table:
-    out = unseen(view)
-    left = cards_left(view)
-    pools, share = [0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0]
+@njit(cache=True)
+def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """My hand, the unseen cards, and the cards each seat still holds; fills ``played``."""
+    hand = rows.cards(row, rows.HAND)
+    kick = highest(rows.cards(row, rows.KICK))
+    everyone = 0
+    for s in range(N_SEATS):
+        played[s] = rows.cards(row, rows.PLAYED + s * N_CARDS)
+        everyone |= played[s]
+    out = unseen_bits(hand, kick, rows.cards(row, rows.KICKS_ASIDE), everyone)
+    dealt = hand.bit_count() + played[SELF].bit_count()
+    left = np.empty(N_SEATS, np.int64)
+    for s in range(N_SEATS):
+        left[s] = dealt - played[s].bit_count()
+    return hand, out, left
+
+
+@njit(cache=True)
+def _read_table(row: np.ndarray, equity: np.ndarray) -> _Table:
+    played = np.empty(N_SEATS, np.int64)
+    hand, out, left = _known(row, played)
+    trump = rows.one_hot(row, rows.TRUMP)
+    trick_of = np.zeros(N_CARDS, np.int64)
+    for s in range(N_SEATS):
+        bits = played[s]
+        while bits:
+            card = lowest(bits)
+            trick_of[card] = rows.trick_number(row, card)
+            bits &= bits - 1
+    shown = np.empty(N_SEATS, np.int64)
+    voids_shown(played, rows.cards(row, rows.LED), trick_of, trump, shown, np.empty(TRICK_SLOTS, np.int64))
+    pools = np.zeros(N_SEATS, np.int64)
+    share = np.zeros(N_SEATS)
     for seat in range(1, N_SEATS):
         pool = out
-        for suit in range(N_SUITS):
-            if shown_voids[seat] >> suit & 1:
+        for suit in range(4):
+            if shown[seat] >> suit & 1:
                 pool &= ~SUIT_MASK[suit]
         pools[seat] = pool
         size = pool.bit_count()
         share[seat] = min(1.0, left[seat] / size) if size else 0.0
     n_out = out.bit_count()
-    in_hands = sum(left[1:]) / n_out if n_out else 0.0
-    game_left = game_value(view.hand_bits) + game_value(out) * in_hands
-    lead = view.game_points[0] - view.game_points[1] + _tie_lead(view)
-    weights = _point_weights(view.scores, view.target, _Points.of(view.rules))
+    in_hands = (left[1] + left[2] + left[3]) / n_out if n_out else 0.0
+    game_left = game_value(hand) + game_value(out) * in_hands
+
+    target = rows.target(row)
+    dealer = rows.one_hot(row, rows.DEALER)
+    lead = rows.game_points(row, 0) - rows.game_points(row, 1) + _tie_lead(rows.game_tie(row), dealer)
+    weights = _point_weights(
+        rows.scaled(row, rows.SCORES, target), rows.scaled(row, rows.SCORES + 1, target), target,
+        rows.scaled(row, rows.HANG_JACK_POINTS, target), rows.scaled(row, rows.GAME_POINTS_RULE, target), equity,
+    )
     spread = _spread(game_left)
     density = math.exp(-0.5 * (lead / spread) ** 2) / (spread * math.sqrt(2.0 * math.pi))
-    per_unit = (weights.us_game + weights.them_game) * density
+    per_unit = (weights[US_GAME] + weights[THEM_GAME]) * density
+
+    seats = np.full(N_SEATS, -1, np.int64)
+    cards = np.full(N_SEATS, -1, np.int64)
+    n_trick = rows.current_trick(row, seats, cards)
+    win = winning_play(cards[:n_trick], trump)
     return _Table(
-        trump, trump_jack(trump), view.hand_bits, out, tuple(pools), tuple(share),
-        read_trick(view, trump), lead, game_left, weights, per_unit,
-    )
+        trump, trump * N_RANKS + RANK_JACK, hand, out,
+        (pools[0], pools[1], pools[2], pools[3]), (share[0], share[1], share[2], share[3]),
+        n_trick, (seats[0], seats[1], seats[2]), (cards[0], cards[1], cards[2]),
+        cards[win] if win >= 0 else -1, seats[win] if win >= 0 else -1,
+        lead, game_left, weights, per_unit,
+    )  # fmt: skip
 
 
+# ---------------------------------------------------------------- card play
+
+
+@njit(cache=True)
 def _card_value(table: _Table, card: int) -> float:
     """Expected worth (my team's chance of the match, in points) of playing ``card`` now, less its worth kept."""
-    trick, weights = table.trick, table.weights
+    weights = table.weights
     p_ours = _p_take(table, card)
-    cards = trick.cards | 1 << card
+    cards = 1 << card
+    for k in range(table.n_trick):
+        cards |= 1 << table.trick_cards[k]
     value = game_value(cards)
     spread = _spread(table.game_left - CARD_GAME_VALUE[card])
     ev = p_ours * _game_worth(table.game_lead + value, spread, weights)
     ev += (1.0 - p_ours) * _game_worth(table.game_lead - value, spread, weights)
     jack = table.jack
     if cards >> jack & 1:
-        holder = SELF if card == jack else next(s for s, c in trick.order if c == jack)
-        ev += _jack_swing(is_ours(holder), p_ours, weights)
+        holder = SELF
+        for k in range(table.n_trick):
+            if table.trick_cards[k] == jack:
+                holder = table.trick_seats[k]
+        ev += _jack_swing(holder % 2 == 0, p_ours, weights)
     elif table.out >> jack & 1:
-        trump_led = (trick.led_suit if trick.order else card // N_RANKS) == table.trump
-        ev += _jack_to_come(table, p_ours, trump_led)
+        led = table.trick_cards[0] if table.n_trick else card
+        ev += _jack_to_come(table, p_ours, led // N_RANKS == table.trump)
     return ev - _keep_value(table, card)
 
 
+@njit(cache=True)
 def _p_take(table: _Table, card: int) -> float:
     """Chance my team takes the trick if I play ``card``, from what the later players may hold.
 
     Two states are followed: we win (with probability ``p``) or they win. An opponent may move
     us to the second state, my partner the other way; each state keeps the card that wins it
     for most of its probability, a player taking the lead being assumed to use a middling card
-    of those that can.
+    of those that can. The later players are seats 1 .. 3 - n_trick.
     """
-    trump, trick = table.trump, table.trick
-    best, winner = trick.best, trick.winner
-    if best is None or beats(card, best, trump):
+    trump = table.trump
+    best, winner = table.best, table.winner
+    if best < 0 or beats(card, best, trump):
         best, winner = card, SELF
-    ours, theirs = (best, None) if is_ours(winner) else (None, best)
-    p = 1.0 if ours is not None else 0.0
-    for seat in trick.after:
-        if seat == PARTNER and theirs is not None:
+    ours, theirs = (best, -1) if winner % 2 == 0 else (-1, best)
+    p = 1.0 if ours >= 0 else 0.0
+    for seat in range(1, N_SEATS - table.n_trick):
+        if seat == PARTNER and theirs >= 0:
             rescue = beaters(theirs, trump) & table.pools[seat]
-            moved = (1.0 - p) * table.p_holds(seat, rescue)
+            moved = (1.0 - p) * _p_holds(table, seat, rescue)
             if moved > p:
                 ours = _typical(rescue, trump)
             p += moved
-        elif seat != PARTNER and ours is not None:
+        elif seat != PARTNER and ours >= 0:
             threat = beaters(ours, trump) & table.pools[seat]
-            moved = p * table.p_holds(seat, threat)
+            moved = p * _p_holds(table, seat, threat)
             if moved > 1.0 - p:
                 theirs = _typical(threat, trump)
             p -= moved
     return p
 
 
+@njit(cache=True)
 def _typical(bits: int, trump: int) -> int:
     """The middle card of ``bits`` by strength (plain cards below trumps)."""
     trumps = bits & SUIT_MASK[trump]
@@ -383,28 +363,31 @@ def _typical(bits: int, trump: int) -> int:
     return _nth_lowest(trumps, middle - n_plain)
 
 
+@njit(cache=True)
 def _nth_lowest(bits: int, n: int) -> int:
     for _ in range(n):
         bits &= bits - 1
     return lowest(bits)
 
 
-def _jack_swing(ours: bool, p_ours: float, weights: _Weights) -> float:
+@njit(cache=True)
+def _jack_swing(ours: bool, p_ours: float, weights) -> float:
     """Worth of a trick holding the trump jack: 1 to its holder's team if it takes it, else 3 to the takers."""
     if ours:
-        return p_ours * weights.us_one - (1.0 - p_ours) * weights.them_hang
-    return p_ours * weights.us_hang - (1.0 - p_ours) * weights.them_one
+        return p_ours * weights[US_ONE] - (1.0 - p_ours) * weights[THEM_HANG]
+    return p_ours * weights[US_HANG] - (1.0 - p_ours) * weights[THEM_ONE]
 
 
+@njit(cache=True)
 def _jack_to_come(table: _Table, p_ours: float, trump_led: bool) -> float:
     """The unseen jack may still fall into this trick: a trump lead forces it from a player after
     me who has no other trump. Valued against what it brings if it stays out (``JACK_HOLDER_EDGE``)."""
     if not trump_led:
         return 0.0
     jack, trumps_out, weights = table.jack, table.out & SUIT_MASK[table.trump], table.weights
-    edge = JACK_HOLDER_EDGE * weights.mean
+    edge = JACK_HOLDER_EDGE * _mean(weights)
     value = 0.0
-    for seat in table.trick.after:
+    for seat in range(1, N_SEATS - table.n_trick):
         pool = table.pools[seat]
         if pool >> jack & 1:
             share = table.share[seat]
@@ -414,21 +397,24 @@ def _jack_to_come(table: _Table, p_ours: float, trump_led: bool) -> float:
     return value
 
 
+@njit(cache=True)
 def _p_master(table: _Table, card: int) -> float:
     """Chance that no opponent can beat ``card`` if it were led now."""
     threat = beaters(card, table.trump)
-    return (1.0 - table.p_holds(NEXT, threat)) * (1.0 - table.p_holds(PREVIOUS, threat))
+    return (1.0 - _p_holds(table, NEXT, threat)) * (1.0 - _p_holds(table, PREVIOUS, threat))
 
 
+@njit(cache=True)
 def _jack_future(table: _Table, hand: int) -> float:
     """What my unplayed jack is expected to bring, given the trumps guarding it in ``hand``."""
     higher = above(table.jack) & table.out
-    p_clear = (1.0 - table.p_holds(NEXT, higher)) * (1.0 - table.p_holds(PREVIOUS, higher))
+    p_clear = (1.0 - _p_holds(table, NEXT, higher)) * (1.0 - _p_holds(table, PREVIOUS, higher))
     guards = (hand & SUIT_MASK[table.trump]).bit_count() - 1
     p_safe = p_clear + (1.0 - p_clear) * JACK_ESCAPE[min(guards, len(JACK_ESCAPE) - 1)]
-    return p_safe * table.weights.us_one - (1.0 - p_safe) * table.weights.them_hang
+    return p_safe * table.weights[US_ONE] - (1.0 - p_safe) * table.weights[THEM_HANG]
 
 
+@njit(cache=True)
 def _keep_value(table: _Table, card: int) -> float:
     """What ``card`` is expected to bring if kept for a later trick."""
     p_win = _p_master(table, card)
@@ -442,29 +428,37 @@ def _keep_value(table: _Table, card: int) -> float:
     if hand >> jack & 1:  # a guard of my jack
         return value + _jack_future(table, hand) - _jack_future(table, hand & ~(1 << card))
     if card > jack and table.out >> jack & 1:  # may yet hang their jack
-        p_theirs = table.p_holds(NEXT, 1 << jack) + table.p_holds(PREVIOUS, 1 << jack)
-        value += HUNT_VALUE * table.weights.mean * p_theirs
+        p_theirs = _p_holds(table, NEXT, 1 << jack) + _p_holds(table, PREVIOUS, 1 << jack)
+        value += HUNT_VALUE * _mean(table.weights) * p_theirs
     return value
+
+
+@njit(cache=True)
+def _play(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
+    """The legal card of the highest worth (ties: the lowest card)."""
+    if legal & (legal - 1) == 0:
+        return highest(legal)
+    table = _read_table(row, equity)
+    choice, best = -1, -np.inf
+    bits = legal
+    while bits:
+        card = lowest(bits)
+        bits &= bits - 1
+        value = _card_value(table, card)
+        if value > best:
+            choice, best = card, value
+    return choice
 
 
 # ---------------------------------------------------------------- stand or beg, give or run
 
-BID_FEATURES = (
-    "trumps",  # how many trumps I hold
-    "jack",  # I hold the trump jack
-    "trump_ten",  # I hold the ten of trumps (10 for Game)
-    "top",  # no unseen trump above my highest: High is mine
-    "top_but_one",  # one unseen trump above my highest
-    "top_but_two",
-    "bottom",  # no unseen trump below my lowest: Low is mine
-    "bottom_but_one",
-    "bare_jack",  # the jack is my only trump
-    "side_tens",  # tens of the other suits
-)
 
-
-def _bid_features(hand: int, kick: int) -> tuple[int, ...]:
-    """The features of BID_FEATURES for ``hand`` with the kick's suit as trump."""
+@njit(cache=True)
+def _bid_value(weights, hand: int, kick: int) -> float:
+    """The point difference the play brings with ``hand`` and the kick's suit as trump, by a
+    linear fit over: trumps held, the trump jack, the trump ten, High mine (no unseen trump
+    above my highest), one or two unseen above it, Low mine, one unseen below my lowest, a bare
+    jack, tens of the other suits."""
     suit = kick // N_RANKS
     trumps = hand & SUIT_MASK[suit]
     unseen_trumps = SUIT_MASK[suit] & ~trumps & ~(1 << kick)
@@ -474,57 +468,218 @@ def _bid_features(hand: int, kick: int) -> tuple[int, ...]:
         under = (below(lowest(trumps)) & unseen_trumps).bit_count()
     else:
         over = under = N_RANKS
-    return (
+    features = (
         trumps.bit_count(),
         trumps >> jack & 1,
         trumps >> (suit * N_RANKS + RANK_TEN) & 1,
-        bool(trumps) and over == 0,
-        over == 1,
-        over == 2,
-        bool(trumps) and under == 0,
-        under == 1,
-        trumps == 1 << jack,
+        int(trumps != 0 and over == 0),
+        int(over == 1),
+        int(over == 2),
+        int(trumps != 0 and under == 0),
+        int(under == 1),
+        int(trumps == 1 << jack),
         (hand & ~trumps & TENS).bit_count(),
     )
+    total = 0.0
+    for i in range(len(features)):
+        total += weights[i + 1] * features[i]
+    return weights[0] + total
 
 
-def _bid_value(weights: tuple[float, ...], hand: int, kick: int) -> float:
-    return weights[0] + sum(w * f for w, f in zip(weights[1:], _bid_features(hand, kick)))
+@njit(cache=True)
+def _comb(n: int, k: int) -> int:
+    if k < 0 or k > n:
+        return 0
+    c = 1
+    for i in range(k):
+        c = c * (n - i) // (i + 1)
+    return c
 
 
-def _stand_or_beg(view: View, legal: int) -> int:
-    """Stand when that leaves my team the better chance of the match than begging."""
-    scores, target, points = view.scores, view.target, _Points.of(view.rules)
-    stand = _deal_chance(scores, target, points, (), _bid_value(STAND_WEIGHTS, view.hand_bits, view.kick))
-    run = _deal_chance(scores, target, points, (_kicks(False),), RUN_PLAY)
+@njit(cache=True)
+def _bid_state(row: np.ndarray):
+    """(mine, theirs, target, hang, game, hand, kick) before the play."""
+    target = rows.target(row)
+    return (
+        rows.scaled(row, rows.SCORES, target), rows.scaled(row, rows.SCORES + 1, target), target,
+        rows.scaled(row, rows.HANG_JACK_POINTS, target), rows.scaled(row, rows.GAME_POINTS_RULE, target),
+        rows.cards(row, rows.HAND), highest(rows.cards(row, rows.KICK)),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _p_dealer_may_give(row: np.ndarray) -> float:
+    """Chance the dealer is allowed to give one: 1, or with give_one_requires_trump the chance
+    that its hand holds a card of the kick's suit (its cards drawn from those I have not seen)."""
+    if not row[rows.GIVE_ONE_REQUIRES_TRUMP] > 0.5:
+        return 1.0
+    played = np.empty(N_SEATS, np.int64)
+    _, out, left = _known(row, played)
+    kick = highest(rows.cards(row, rows.KICK))
+    n_out = out.bit_count()
+    n_trumps = (out & SUIT_MASK[kick // N_RANKS]).bit_count()
+    held = left[rows.one_hot(row, rows.DEALER)]
+    return 1.0 - _comb(n_out - n_trumps, held) / _comb(n_out, held)
+
+
+@njit(cache=True)
+def _stand_margin(row: np.ndarray, equity: np.ndarray) -> float:
+    """My team's chance of the match if I stand, less if I beg (points where the target is far)."""
+    mine, theirs, target, hang, game, hand, kick = _bid_state(row)
+    stand = _deal_chance(mine, theirs, target, hang, game, equity, NOTHING, _bid_value(STAND_WEIGHTS, hand, kick))
+    run = _deal_chance(mine, theirs, target, hang, game, equity, KICKS_THEIRS, RUN_PLAY)
     beg = run
     # A point that would end the match is not given: the default rule forbids it, and a dealer
     # allowed to (give_one_to_reach_target "allowed") would lose the match by giving it.
-    if scores[0] + 1 < target:
-        give = _deal_chance(scores, target, points, (((1.0, 1, 0),),), GIVE_PLAY)
-        give_chance = GIVE_CHANCE * _p_dealer_may_give(view)
+    if mine + 1 < target:
+        give = _deal_chance(mine, theirs, target, hang, game, equity, GIFT_MINE, GIVE_PLAY)
+        give_chance = GIVE_CHANCE * _p_dealer_may_give(row)
         beg = give_chance * give + (1.0 - give_chance) * run
-    want = STAND if stand >= beg else BEG
-    return want if legal >> want & 1 else STAND + BEG - want  # the other one
+    return stand - beg
 
 
-def _p_dealer_may_give(view: View) -> float:
-    """Chance the dealer is allowed to give one: 1, or with give_one_requires_trump the chance
-    that its hand holds a card of the kick's suit (its cards drawn from those I have not seen)."""
-    if not view.rules.give_one_requires_trump:
-        return 1.0
-    out = unseen(view)
-    n_out = out.bit_count()
-    n_trumps = (out & SUIT_MASK[view.kick // N_RANKS]).bit_count()
-    held = cards_left(view)[view.dealer]
-    return 1.0 - math.comb(n_out - n_trumps, held) / math.comb(n_out, held)
+@njit(cache=True)
+def _give_margin(row: np.ndarray, equity: np.ndarray) -> float:
+    """My team's chance of the match if I give one, less if I run the pack."""
+    mine, theirs, target, hang, game, hand, kick = _bid_state(row)
+    give = _deal_chance(mine, theirs, target, hang, game, equity, GIFT_THEIRS, _bid_value(GIVE_WEIGHTS, hand, kick))
+    run = _deal_chance(mine, theirs, target, hang, game, equity, KICKS_MINE, -RUN_PLAY)
+    return give - run
 
 
-def _give_or_run(view: View, legal: int) -> int:
-    """Give one when keeping this trump is worth more to my team's match than a new one."""
-    if not legal >> GIVE_ONE & 1:
-        return RUN
-    scores, target, points = view.scores, view.target, _Points.of(view.rules)
-    give = _deal_chance(scores, target, points, (((1.0, 0, 1),),), _bid_value(GIVE_WEIGHTS, view.hand_bits, view.kick))
-    run = _deal_chance(scores, target, points, (_kicks(True),), -RUN_PLAY)
-    return GIVE_ONE if give >= run else RUN
+@njit(cache=True)
+def _decide(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
+    phase = rows.one_hot(row, rows.PHASE)
+    if phase == STAND_OR_BEG:
+        want = STAND if _stand_margin(row, equity) >= 0.0 else BEG
+        return want if legal >> want & 1 else STAND + BEG - want  # the other one
+    if phase == GIVE_OR_RUN:
+        if not legal >> GIVE_ONE & 1:
+            return RUN
+        return GIVE_ONE if _give_margin(row, equity) >= 0.0 else RUN
+    return _play(row, legal & FULL_DECK, equity)
+
+
+@njit(cache=True)
+def _legal_bits(mask: np.ndarray) -> int:
+    bits = 0
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            bits |= 1 << a
+    return bits
+
+
+@njit(cache=True)
+def _actions_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
+    for i in range(observations.shape[0]):
+        out[i] = _decide(observations[i], _legal_bits(masks[i]), equity)
+
+
+@njit(cache=True)
+def _values_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
+    for i in range(observations.shape[0]):
+        out[i, :] = NO_VALUE
+        row = observations[i]
+        phase = rows.one_hot(row, rows.PHASE)
+        if phase == PLAY:
+            table = _read_table(row, equity)
+            for card in range(N_CARDS):
+                if masks[i, card]:
+                    out[i, card] = _card_value(table, card)
+        elif phase == STAND_OR_BEG:
+            if masks[i, STAND]:
+                out[i, STAND] = _stand_margin(row, equity)
+            if masks[i, BEG]:
+                out[i, BEG] = 0.0
+        elif phase == GIVE_OR_RUN:
+            if masks[i, GIVE_ONE]:
+                out[i, GIVE_ONE] = _give_margin(row, equity)
+            out[i, RUN] = 0.0
+
+
+# ---------------------------------------------------------------- batches and the bot
+
+
+def _by_rules(observations: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Groups of rows that share the match model's rules: (row indices, equity table) each."""
+    if len(observations) == 1:
+        return [(np.zeros(1, dtype=np.int64), _equity_of(observations[0]))]
+    key = np.concatenate([observations[:, part] for part in rows.RULES_KEY], axis=1)
+    if (key == key[0]).all():
+        return [(np.arange(len(key)), _equity_of(observations[0]))]
+    _, group = np.unique(key, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    out = []
+    for g in range(group.max() + 1):
+        where = np.flatnonzero(group == g)
+        out.append((where, _equity_of(observations[where[0]])))
+    return out
+
+
+_EQUITY_BY_KEY: dict[bytes, np.ndarray] = {}  # the rules key's bytes (few distinct ones per process)
+
+
+def _equity_of(row: np.ndarray) -> np.ndarray:
+    key = b"".join(row[part].tobytes() for part in rows.RULES_KEY)
+    equity = _EQUITY_BY_KEY.get(key)
+    if equity is None:
+        equity = _EQUITY_BY_KEY[key] = match_model.equity_table(decode(row).rules)
+    return equity
+
+
+def _check(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from .features import check_batch  # the same checks as the policy inputs
+
+    check_batch(observations, masks)
+    return np.ascontiguousarray(observations), np.ascontiguousarray(masks).astype(np.bool_, copy=False)
+
+
+def expert_actions(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The expert's action (int64[n]) for n observation rows (float32[n, OBS_SIZE]) and their
+    action masks ([n, 56]); row i is ``ExpertBot().act`` of that observation."""
+    observations, masks = _check(observations, masks)
+    if not masks.any(axis=1).all():
+        raise ValueError("no legal action in a mask: that seat is not the one to act")
+    out = np.empty(len(observations), dtype=np.int64)
+    for where, equity in _by_rules(observations):
+        picked = np.empty(len(where), dtype=np.int64)
+        _actions_kernel(observations[where], masks[where], equity, picked)
+        out[where] = picked
+    return out
+
+
+def card_values(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """What the expert reads into each legal action (float64[n, 56], ``NO_VALUE`` elsewhere): in
+    play each card's worth (points of match equity won in this trick, less its worth kept), at
+    stand/beg the margin of standing over begging (in match-win chance; points where the target
+    is far) at STAND and 0 at BEG, at give/run the margin of giving over running at GIVE_ONE and
+    0 at RUN. The expert plays the argmax (ties: the lowest action id): :func:`expert_actions`."""
+    observations, masks = _check(observations, masks)
+    out = np.empty((len(observations), masks.shape[1]))
+    for where, equity in _by_rules(observations):
+        values = np.empty((len(where), masks.shape[1]))
+        _values_kernel(observations[where], masks[where], equity, values)
+        out[where] = values
+    return out
+
+
+class ExpertBot:
+    """The expert as a bot: deterministic and without memory (see the module docstring)."""
+
+    name = "expert"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Deterministic and without memory: the seed is not used."""
+
+    def act(self, observation: Observation) -> int:
+        legal_actions(observation)  # a ValueError if nothing is legal
+        obs, mask = observation["observation"], observation["action_mask"]
+        return int(expert_actions(obs[None], np.asarray(mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``act`` of every row at once (the bot has no memory): :func:`expert_actions`."""
+        return expert_actions(observations, masks)
+
+
+# The kernels compile in the match model, the row readers and the card reasoning: a change there recompiles them.
+cache_depends_on(kernels_of(__name__), (match_model, rows, hand_reading))

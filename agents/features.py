@@ -32,7 +32,15 @@ sure_winner
 globals                    34    every global feature (:data:`GLOBAL`)
 =========================  ====  =============================================================
 
-Dropped: who played each card of the trick (the winner so far and the position are features),
+Input layout 3, :func:`advised_input` (``ADVISED_SIZE`` floats), is the compact input followed
+by the expert's advice (:func:`advice`, :data:`ADVICE_PIECES`): what :mod:`agents.expert`, read
+from the same observation, would play (one-hot over the 56 actions), how it rates each legal
+card (1 for its best, falling to 0 at ``RATING_RANGE`` points below it), and its margins for
+standing over begging and for giving one over running (in chances of the match, times
+``MARGIN_SCALE``, clipped to [-1, 1]). A network that reads it can play as the expert from the
+start and learn where to differ.
+
+Dropped from the compact input: who played each card of the trick (the winner so far and the position are features),
 the cards played by seat (captured cards are ``won``, voids are features), the trick numbers, the
 kicks set aside, and the per-card features that restate the card (game value, rank, trump jack).
 """
@@ -45,17 +53,38 @@ import numpy as np
 from allfours_env import OBS_SIZE, cards
 from allfours_env import observation as observation_module
 from allfours_env.cards import (
-    CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, N_SUITS, RANK_ACE, RANK_GAME_VALUE, RANK_TEN, SUIT_LETTERS, SUIT_MASK,
-    beats, card_text, next_seat,
+    CARD_GAME_VALUE,
+    N_CARDS,
+    N_RANKS,
+    N_SEATS,
+    N_SUITS,
+    RANK_ACE,
+    RANK_GAME_VALUE,
+    RANK_TEN,
+    SUIT_LETTERS,
+    SUIT_MASK,
+    beats,
+    card_text,
 )
-from allfours_env.engine import N_ACTIONS
+from allfours_env.engine import GIVE_ONE, N_ACTIONS, STAND
 from allfours_env.numba_ints import cache_depends_on
 from allfours_env.observation import LAYOUT
 
-from . import hand_reading
+from . import hand_reading, rows
 from .hand_reading import (
-    NEXT, PARTNER, PREVIOUS, SELF, TRICK_NUMBER_BITS, TRICK_SLOTS, beaters, highest, lowest, suit_bits, trump_jack,
-    unseen_bits, voids_shown, winning_play,
+    NEXT,
+    PARTNER,
+    PREVIOUS,
+    SELF,
+    TRICK_SLOTS,
+    beaters,
+    highest,
+    lowest,
+    suit_bits,
+    trump_jack,
+    unseen_bits,
+    voids_shown,
+    winning_play,
 )
 
 PER_CARD = (
@@ -119,69 +148,6 @@ _VOID = np.array(  # [relative seat, suit]; -1 for myself
     [[FEATURE_INDEX.get(f"void_{_OTHER_SEATS.get(s)}_{x}", -1) for x in SUIT_LETTERS] for s in range(N_SEATS)]
 )
 
-# Where the kernel reads the observation.
-_HAND = LAYOUT["hand"].offset
-_KICK = LAYOUT["kick"].offset
-_KICKS_ASIDE = LAYOUT["kicks_aside"].offset
-_TABLE = LAYOUT["table"].offset
-_PLAYED = LAYOUT["played"].offset
-_LED = LAYOUT["led"].offset
-_TRICK_NUMBER = LAYOUT["trick_number"].offset
-_TRUMP = LAYOUT["trump"].offset
-_LEADER = LAYOUT["leader"].offset
-_ONE_HOT = LAYOUT["leader"].size  # the size of the one-hot pieces read here (trump, leader)
-
-
-# Explicit signatures: one compiled version, not one per constant offset the kernel passes.
-_ROW_AND_INT = "(float32[::1], int64)"
-
-
-@numba.njit("int64" + _ROW_AND_INT, cache=True)
-def _cards(row: np.ndarray, start: int) -> int:
-    """The 52 card flags from ``row[start]`` as a bit set."""
-    bits = 0
-    for card in range(N_CARDS):
-        if row[start + card] > 0.5:
-            bits |= 1 << card
-    return bits
-
-
-@numba.njit("int64" + _ROW_AND_INT, cache=True)
-def _one_hot(row: np.ndarray, start: int) -> int:
-    """The highest flag set among the four from ``row[start]``, -1 if none (as ``decode``)."""
-    for i in range(_ONE_HOT - 1, -1, -1):
-        if row[start + i] > 0.5:
-            return i
-    return -1
-
-
-@numba.njit("int64" + _ROW_AND_INT, cache=True)
-def _trick_number(row: np.ndarray, card: int) -> int:
-    number = 0
-    for b in range(TRICK_NUMBER_BITS):
-        if row[_TRICK_NUMBER + TRICK_NUMBER_BITS * card + b] > 0.5:
-            number |= 1 << b
-    return number
-
-
-@numba.njit(cache=True)
-def _current_trick(row: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> int:
-    """Fill ``seats``/``cards`` with the current trick in play order, from its leader round the
-    table; return how many cards it has."""
-    leader = _one_hot(row, _LEADER)
-    if leader < 0:
-        return 0
-    n_played = 0
-    for s in range(N_SEATS):
-        n_played += _cards(row, _TABLE + s * N_CARDS) != 0
-    seat = leader
-    for k in range(n_played):
-        seats[k] = seat
-        cards[k] = highest(_cards(row, _TABLE + seat * N_CARDS))
-        seat = next_seat(seat)
-    return n_played
-
-
 @numba.njit(cache=True)
 def _card_features(f: np.ndarray, hand: int, unseen: int, best: int, trump: int) -> None:
     """The per-card features of the cards in hand, ``best`` the card now winning the trick (-1)."""
@@ -235,8 +201,8 @@ def _void_features(
     for s in range(N_SEATS):
         for card in range(N_CARDS):
             if played[s] >> card & 1:
-                trick_of[card] = _trick_number(row, card)
-    voids_shown(played, _cards(row, _LED), trick_of, trump, shown, lead_of_trick)
+                trick_of[card] = rows.trick_number(row, card)
+    voids_shown(played, rows.cards(row, rows.LED), trick_of, trump, shown, lead_of_trick)
     for s in range(N_SEATS):
         for suit in range(N_SUITS):
             if s != SELF and shown[s] >> suit & 1:
@@ -256,18 +222,18 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
     for i in range(observations.shape[0]):
         row, f = observations[i], out[i, start : start + N_FEATURES]
         f[:] = 0.0
-        hand = _cards(row, _HAND)
-        kick = highest(_cards(row, _KICK))
+        hand = rows.cards(row, rows.HAND)
+        kick = highest(rows.cards(row, rows.KICK))
         all_played = 0
         for s in range(N_SEATS):
-            played[s] = _cards(row, _PLAYED + s * N_CARDS)
+            played[s] = rows.cards(row, rows.PLAYED + s * N_CARDS)
             all_played |= played[s]
-        unseen = unseen_bits(hand, kick, _cards(row, _KICKS_ASIDE), all_played)
-        trump = _one_hot(row, _TRUMP)
+        unseen = unseen_bits(hand, kick, rows.cards(row, rows.KICKS_ASIDE), all_played)
+        trump = rows.one_hot(row, rows.TRUMP)
         if trump < 0 and kick >= 0:
             trump = kick // N_RANKS  # the kick's suit, before anyone stood or ran
 
-        n_played = _current_trick(row, seats, cards)
+        n_played = rows.current_trick(row, seats, cards)
         win = winning_play(cards[:n_played], trump)
         table = table_value = 0
         for k in range(n_played):
@@ -289,12 +255,12 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
 # numba keys a kernel's on-disk cache on this file alone; the kernels also compile in the card
 # reasoning of hand_reading and cards, and the layout's offsets: editing those recompiles them.
 cache_depends_on(
-    (_current_trick, _card_features, _trump_features, _void_features, _features_into),
-    (hand_reading, cards, observation_module),
+    (_card_features, _trump_features, _void_features, _features_into),
+    (hand_reading, rows, cards, observation_module),
 )
 
 
-def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
+def check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
     if not isinstance(observations, np.ndarray) or observations.ndim != 2 or observations.shape[1] != OBS_SIZE:
         raise ValueError(f"observations must be an array of shape (n, {OBS_SIZE}), got {_shape(observations)}")
     if observations.dtype != np.float32:
@@ -307,7 +273,7 @@ def _check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
         )
 
 
-def _check_row(observation: np.ndarray, mask: np.ndarray) -> None:
+def check_row(observation: np.ndarray, mask: np.ndarray) -> None:
     if not isinstance(observation, np.ndarray) or observation.shape != (OBS_SIZE,):
         raise ValueError(f"an observation must be an array of shape ({OBS_SIZE},), got {_shape(observation)}")
     if not isinstance(mask, np.ndarray) or mask.shape != (N_ACTIONS,):
@@ -326,7 +292,7 @@ def _fill(observations: np.ndarray, masks: np.ndarray, out: np.ndarray, start: i
 def batch_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The derived features (float32[n, N_FEATURES]) of n observations (float32[n, OBS_SIZE])
     and their action masks ([n, 56], bool or numbers); row i is ``features(observations[i], masks[i])``."""
-    _check_batch(observations, masks)
+    check_batch(observations, masks)
     out = np.empty((len(observations), N_FEATURES), dtype=np.float32)
     _fill(observations, masks, out, 0)
     return out
@@ -335,7 +301,7 @@ def batch_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def batch_policy_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """What a learned policy reads for n tables (float32[n, INPUT_SIZE]): each observation, then
     its features; row i is ``policy_input(observations[i], masks[i])``."""
-    _check_batch(observations, masks)
+    check_batch(observations, masks)
     out = np.empty((len(observations), INPUT_SIZE), dtype=np.float32)
     out[:, :OBS_SIZE] = observations
     _fill(observations, masks, out, OBS_SIZE)
@@ -369,13 +335,13 @@ _COMPACT_FROM_FEATURES = np.concatenate(
 def batch_compact_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The compact policy input (float32[n, COMPACT_SIZE], see the module docstring) of n
     observations and their masks; row i is ``compact_input(observations[i], masks[i])``."""
-    _check_batch(observations, masks)
+    check_batch(observations, masks)
     n = len(observations)
     feats = np.empty((n, N_FEATURES), dtype=np.float32)
     _fill(observations, masks, feats, 0)
     out = np.empty((n, COMPACT_SIZE), dtype=np.float32)
     out[:, : len(_COMPACT_FROM_OBS)] = observations[:, _COMPACT_FROM_OBS]
-    table = observations[:, _TABLE : _TABLE + N_SEATS * N_CARDS].reshape(n, N_SEATS, N_CARDS)
+    table = observations[:, rows.TABLE : rows.TABLE + N_SEATS * N_CARDS].reshape(n, N_SEATS, N_CARDS)
     out[:, _COMPACT_TABLE] = table.max(axis=1)
     out[:, _COMPACT_STATE] = observations[:, LAYOUT["trump"].offset :]
     out[:, _COMPACT_STATE.stop :] = feats[:, _COMPACT_FROM_FEATURES]
@@ -384,17 +350,59 @@ def batch_compact_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarr
 
 def compact_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The compact policy input of one observation and its action mask (see the module docstring)."""
-    _check_row(observation, mask)
+    check_row(observation, mask)
     return batch_compact_input(observation[None], mask[None])[0]
 
 
 def features(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The derived features (float32[N_FEATURES]) of one observation and its action mask."""
-    _check_row(observation, mask)
+    check_row(observation, mask)
     return batch_features(observation[None], mask[None])[0]
 
 
 def policy_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """What a learned policy reads: the observation, then :func:`features`."""
-    _check_row(observation, mask)
+    check_row(observation, mask)
     return batch_policy_input(observation[None], mask[None])[0]
+
+
+# ---------------------------------------------------------------- the expert's advice (layout 3)
+
+ADVICE_PIECES = (("expert_choice", N_ACTIONS), ("expert_card_rating", N_CARDS), ("expert_bid_margins", 2))
+ADVICE_SIZE = sum(size for _, size in ADVICE_PIECES)
+ADVISED_SIZE = COMPACT_SIZE + ADVICE_SIZE
+RATING_RANGE = 3.0  # points of match equity below the expert's best card at which a card's rating reaches 0
+MARGIN_SCALE = 10.0  # the stand and give margins are chances of the match: 0.1 reads as 1
+_RATING = slice(N_ACTIONS, N_ACTIONS + N_CARDS)
+_MARGINS = slice(_RATING.stop, _RATING.stop + 2)
+
+
+def advice(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The expert's advice (float32[n, ADVICE_SIZE], see the module docstring) for n observations
+    and their masks; its ``expert_choice`` is :func:`agents.expert.expert_actions` of the same rows."""
+    from .expert import card_values  # the expert reads its tables through this module's checks
+
+    values = card_values(observations, masks)
+    n = len(values)
+    out = np.zeros((n, ADVICE_SIZE), dtype=np.float32)
+    out[np.arange(n), values.argmax(axis=1)] = 1.0
+    cards = values[:, :N_CARDS]
+    legal = np.isfinite(cards)
+    best = np.where(legal, cards, -np.inf).max(axis=1, keepdims=True)
+    rating = 1.0 + np.maximum(cards - np.where(np.isfinite(best), best, 0.0), -RATING_RANGE) / RATING_RANGE
+    out[:, _RATING] = np.where(legal, rating, 0.0)
+    for slot, action in enumerate((STAND, GIVE_ONE)):
+        margin = values[:, action]
+        out[:, _MARGINS.start + slot] = np.where(np.isfinite(margin), np.clip(margin * MARGIN_SCALE, -1.0, 1.0), 0.0)
+    return out
+
+
+def batch_advised_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Input layout 3 (float32[n, ADVISED_SIZE]): the compact input, then :func:`advice`."""
+    return np.concatenate([batch_compact_input(observations, masks), advice(observations, masks)], axis=1)
+
+
+def advised_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Input layout 3 of one observation and its action mask."""
+    check_row(observation, mask)
+    return batch_advised_input(observation[None], mask[None])[0]

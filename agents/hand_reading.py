@@ -65,12 +65,13 @@ def highest(bits: int) -> int:
 
 
 # Game value of every set of cards of one suit, indexed by its 13 rank bits.
-_SUIT_GAME_VALUE = tuple(
-    sum(CARD_GAME_VALUE[r] for r in range(N_RANKS) if bits >> r & 1) for bits in range(1 << N_RANKS)
+_SUIT_GAME_VALUE = np.array(
+    [sum(CARD_GAME_VALUE[r] for r in range(N_RANKS) if bits >> r & 1) for bits in range(1 << N_RANKS)], dtype=np.int64
 )
 _RANK_BITS = (1 << N_RANKS) - 1
 
 
+@register_jitable
 def game_value(bits: int) -> int:
     """Sum of the Game values of the cards in ``bits``."""
     return (

@@ -11,8 +11,9 @@ MLP and the best legal action (``deterministic=True``) or a sample from the mask
 the bot's own seeded generator.
 
 Input layouts: an export records under ``obs_layout`` which policy input its network reads.
-Layout 2 (what ``python -m train`` writes) is the compact input of
-:func:`agents.features.compact_input`; layout 1 is the whole observation followed by every feature
+Layout 3 (what ``python -m train`` writes with its default ``policy_input: advised``) is the
+compact input followed by the expert's advice (:func:`agents.features.advised_input`); layout 2
+is the compact input alone (:func:`agents.features.compact_input`); layout 1 is the whole observation followed by every feature
 (:func:`agents.features.policy_input`, what the RLlib backend writes); files without a layout are
 layout 0 (969 observation floats, before the rules block was appended, then the features), which
 is still read for policies trained before. A ``.zip`` records no layout: it is recognised by its
@@ -33,13 +34,19 @@ import numpy as np
 from allfours_env import N_ACTIONS, OBS_SIZE
 
 from .base import Observation, SeededBot
-from .features import COMPACT_SIZE, N_FEATURES, batch_compact_input, batch_features, batch_policy_input
+from .features import (
+    ADVISED_SIZE, COMPACT_SIZE, N_FEATURES, batch_advised_input, batch_compact_input, batch_features, batch_policy_input,
+)
 
 LEGACY_LAYOUT = 0  # files without a recorded layout: 969 observation floats, then the features
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input
+ADVISED_LAYOUT = 3  # agents.features.advised_input: the compact input, then the expert's advice
 LEGACY_OBS_SIZE = 969
-INPUT_SIZES = {LEGACY_LAYOUT: LEGACY_OBS_SIZE + N_FEATURES, OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE}
+INPUT_SIZES = {
+    LEGACY_LAYOUT: LEGACY_OBS_SIZE + N_FEATURES, OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE,
+    ADVISED_LAYOUT: ADVISED_SIZE,
+}
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
@@ -79,11 +86,13 @@ def input_size(layout: int) -> int:
 def layout_of_size(inputs: int) -> int:
     """The input layout of a network with ``inputs`` inputs (the current one if none fits: the
     weight checks then say what is wrong)."""
-    return next((layout for layout, size in INPUT_SIZES.items() if size == inputs), COMPACT_LAYOUT)
+    return next((layout for layout, size in INPUT_SIZES.items() if size == inputs), ADVISED_LAYOUT)
 
 
 def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The policy inputs (float32[n, input_size(layout)]) of n observations and their masks."""
+    if layout == ADVISED_LAYOUT:
+        return batch_advised_input(observations, masks)
     if layout == COMPACT_LAYOUT:
         return batch_compact_input(observations, masks)
     if layout == OBS_LAYOUT:

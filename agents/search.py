@@ -21,11 +21,7 @@ batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time 
 choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
 ``explore``, the rollout policy's chance of a random card (default 0.1); ``smart`` (default
 false): in the rollout's one-trick lookahead the next player, too, picks its best card for the
-trick seeing the world (:func:`agents.search_kernels._trick_result`); ``infer`` (a temperature in
-points, default 0 = off): draw the worlds in proportion to how likely the opponents' stand/beg
-and give/run decisions are in each (the expert's bidding model made soft,
-:func:`world_weights`); ``prior`` (default 0): add ``prior`` times the expert's worth of each card
-(:func:`agents.expert._card_value`, in points converted to match equity) to its searched value.
+trick seeing the world (:func:`agents.search_kernels._trick_result`).
 The rules come from the observation, so every variant is searched under its own rules.
 """
 
@@ -43,29 +39,14 @@ from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 
 from .base import Observation, SeededBot, legal_actions
-from .expert import (
-    GIVE_CHANCE,
-    GIVE_PLAY,
-    GIVE_WEIGHTS,
-    MAX_MODELLED_TARGET,
-    RUN_PLAY,
-    STAND_WEIGHTS,
-    _bid_value,
-    _card_value,
-    _deal_chance,
-    _kicks,
-    _Points,
-    _read_table,
-    match_equity,
-)
 from .hand_reading import cards_left, unseen, voids
+from .match_model import MAX_MODELLED_TARGET, match_equity
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 32
 BATCH_WORLDS = 8  # worlds per batch under a time budget
 MAX_RESAMPLES = 1000
 DEFAULT_EXPLORE = 0.1
-OVERSAMPLE = 4  # with inference: candidate worlds sampled per world searched
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
 OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
@@ -221,75 +202,6 @@ def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndar
     return np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
 
 
-def _bid_margins(position: Position) -> list[tuple[int, str, tuple[int, int]]]:
-    """The opponents' stand/beg and give/run decisions the deal shows, with no run dealt (their
-    hands then are the cards they hold and have played): (seat, decision, scores from the
-    seat's team's side when it decided)."""
-    if position.runs_dealt or not position.history or position.history[0] not in (STAND, BEG):
-        return []
-    kick = position.kicks[0]
-    kick_points = KICK_POINTS[position.rules.kick_points][kick % N_RANKS]
-    dealer, beggar = position.dealer, (position.dealer + 1) % N_SEATS
-    scores = list(position.start_scores)
-    scores[dealer % 2] += kick_points
-    out = []
-    if beggar % 2 == 1:
-        out.append((beggar, "stand" if position.history[0] == STAND else "beg", (scores[1], scores[0])))
-    if dealer % 2 == 1 and len(position.history) > 1 and position.history[1] in (GIVE_ONE, RUN):
-        out.append((dealer, "give" if position.history[1] == GIVE_ONE else "run", (scores[1], scores[0])))
-    return out
-
-
-def _bid_logit(decision: str, hand: int, kick: int, scores: tuple[int, int], rules: Rules, worth: float) -> float:
-    """How much (in points) the expert's model prefers the decision taken with ``hand``."""
-    target, points = rules.target_score, _Points.of(rules)
-    if decision in ("stand", "beg"):
-        stand = _deal_chance(scores, target, points, (), _bid_value(STAND_WEIGHTS, hand, kick))
-        run = _deal_chance(scores, target, points, (_kicks(False),), RUN_PLAY)
-        beg = run
-        if scores[0] + 1 < target:
-            give = _deal_chance(scores, target, points, (((1.0, 1, 0),),), GIVE_PLAY)
-            beg = GIVE_CHANCE * give + (1.0 - GIVE_CHANCE) * run
-        margin = stand - beg if decision == "stand" else beg - stand
-    else:
-        give = _deal_chance(scores, target, points, (((1.0, 0, 1),),), _bid_value(GIVE_WEIGHTS, hand, kick))
-        run = _deal_chance(scores, target, points, (_kicks(True),), -RUN_PLAY)
-        margin = give - run if decision == "give" else run - give
-    return margin if target > MAX_MODELLED_TARGET else margin / worth
-
-
-def world_weights(position: Position, hands: np.ndarray, temperature: float) -> np.ndarray:
-    """Likelihood of the opponents' stand/beg and give/run decisions in each world, by a soft
-    (logistic, ``temperature`` points) version of the expert's bidding model."""
-    weights = np.ones(len(hands))
-    decisions = _bid_margins(position)
-    if not decisions:
-        return weights
-    worth = _point_worth(position)
-    kick = position.kicks[0]
-    for seat, decision, scores in decisions:
-        for w in range(len(hands)):
-            hand = int(hands[w, seat]) | position.played[seat]
-            x = _bid_logit(decision, hand, kick, scores, position.rules, worth) / temperature
-            weights[w] *= 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
-    return weights
-
-
-def _point_worth(position: Position) -> float:
-    """The match-win chance one point is worth at the deal's start score (both sides' mean)."""
-    rules = position.rules
-    if rules.target_score > MAX_MODELLED_TARGET:
-        return 1.0 / (4.0 * rules.target_score)
-    mine, theirs = position.start_scores
-    return max(1e-4, (match_equity(mine + 1, theirs, rules) - match_equity(mine, theirs + 1, rules)) / 2.0)
-
-
-def _expert_values(view: View, legal: np.ndarray) -> np.ndarray:
-    """The expert's worth (in points) of each legal card (:func:`agents.expert._card_value`)."""
-    table = _read_table(view, view.trump, voids(view, view.trump))
-    return np.array([_card_value(table, int(c)) for c in legal])
-
-
 class SearchBot(SeededBot):
     """PIMC search; see the module docstring."""
 
@@ -300,8 +212,6 @@ class SearchBot(SeededBot):
         worlds: int = DEFAULT_WORLDS,
         ms: float | None = None,
         explore: float = DEFAULT_EXPLORE,
-        prior: float = 0.0,
-        infer: float = 0.0,
         smart: bool = False,
         seed: int | None = None,
     ) -> None:
@@ -311,14 +221,10 @@ class SearchBot(SeededBot):
             raise ValueError(f"search option ms must be a positive number of milliseconds, got {ms!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
-        for key, value in (("prior", prior), ("infer", infer)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-                raise ValueError(f"search option {key} must be a number >= 0, got {value!r}")
         if smart is not True and smart is not False:
             raise ValueError(f"search option smart must be true or false, got {smart!r}")
         super().__init__(seed)
         self.worlds, self.ms, self.explore = worlds, ms, float(explore)
-        self.prior, self.infer = float(prior), float(infer)
         self.smart = bool(smart)
 
     def act(self, observation: Observation) -> int:
@@ -337,31 +243,13 @@ class SearchBot(SeededBot):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         values = totals / done
-        if self.prior and view.phase == "play":
-            values = values + self.prior * _point_worth(position) * _expert_values(view, legal)
         return int(legal[int(np.argmax(values))])
-
-    def sample(self, position: Position, n_worlds: int) -> np.ndarray:
-        """Worlds: uniform over the consistent ones, or with ``infer`` > 0 drawn from
-        ``OVERSAMPLE`` times as many in proportion to :func:`world_weights`."""
-        rng = self._rng
-        if not self.infer or not _bid_margins(position):
-            return sample_hidden(position, rng, n_worlds)
-        pool = sample_hidden(position, rng, OVERSAMPLE * n_worlds)
-        weights = world_weights(position, pool, self.infer)
-        total = weights.sum()
-        if not total > 0:
-            return pool[:n_worlds]
-        # systematic resampling: n_worlds draws in proportion to the weights
-        edges = np.cumsum(weights / total)
-        picks = np.searchsorted(edges, (rng.random() + np.arange(n_worlds)) / n_worlds)
-        return pool[np.minimum(picks, len(pool) - 1)]
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
         rng = self._rng
         n_actions = len(actions)
-        hands = self.sample(position, n_worlds)
+        hands = sample_hidden(position, rng, n_worlds)
         decks = [world_deck(position, tuple(map(int, held)), rng) for held in hands]
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
         worlds = VectorGame(n_worlds, episode="deal", **dataclasses.asdict(position.rules))

@@ -236,6 +236,12 @@ class VectorGame:
         """int64 (n,): each table's phase, as ``allfours_env.engine`` numbers them (PHASE_NAMES)."""
         return self._st[:, k.PHASE].copy()
 
+    @property
+    def hands(self) -> np.ndarray:
+        """uint64 (n, 4): each seat's hand as a bit set (bit c = card c), seat 0 first. Hidden
+        information: for centralized critics and search, never for a policy's input."""
+        return self._bs[:, k.HAND : k.HAND + N_SEATS].copy()
+
     def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(st, bs, params)``: the state arrays and rule parameters, for compiled policies that
         read a table's state (columns in :mod:`allfours_env.vector_kernels`). Read only."""

@@ -11,7 +11,7 @@ import pytest
 import agents
 import eval as ev
 from agents.hand_reading import voids
-from agents.search import Position, SearchBot, _bid_margins, sample_hidden, world_deck, world_weights
+from agents.search import Position, SearchBot, sample_hidden, world_deck
 from allfours_env import decode
 from allfours_env.cards import N_CARDS, SUIT_MASK
 from allfours_env.engine import Game
@@ -86,7 +86,7 @@ def test_worlds_respect_voids_shown_in_play():
     assert found > 100
 
 
-@pytest.mark.parametrize("options", [{}, {"smart": True, "infer": 0.5, "prior": 1.0}])
+@pytest.mark.parametrize("options", [{}, {"smart": True}])
 def test_choice_ignores_what_the_observation_cannot_tell(options):
     game = mid_play_game()
     seat = game.current
@@ -96,29 +96,6 @@ def test_choice_ignores_what_the_observation_cannot_tell(options):
         obs2, mask2 = encode_with_mask(swapped, seat)
         assert (obs2 == observation).all()
         assert SearchBot(worlds=8, seed=5, **options).act({"observation": obs2, "action_mask": mask2}) == choice
-
-
-def test_inferred_worlds_give_a_seat_that_stood_more_trumps():
-    """With ``infer`` the worlds are drawn in proportion to how likely the opponents' bids are:
-    an opponent that stood holds more trumps on average than in uniform worlds, one that begged fewer."""
-    rng = np.random.default_rng(0)
-    shift = {"stand": [], "beg": []}
-    for _, _, observation in positions(60, seed=4):
-        view = decode(observation)
-        if view.phase != "play":
-            continue
-        position = Position.from_view(view)
-        for seat, decision, _ in _bid_margins(position):
-            if decision not in shift:
-                continue
-            hands = sample_hidden(position, rng, 64)
-            weights = world_weights(position, hands, 0.5)
-            suit_bits = SUIT_MASK[position.kicks[0] // 13]
-            trumps = np.array([(int(h) | position.played[seat]) & suit_bits for h in hands[:, seat]])
-            counts = np.array([t.bit_count() for t in trumps])
-            shift[decision].append((weights @ counts) / weights.sum() - counts.mean())
-    assert len(shift["stand"]) > 20 and len(shift["beg"]) > 20
-    assert np.mean(shift["stand"]) > 0.1 and np.mean(shift["beg"]) < 0
 
 
 def test_same_seed_same_choices():
@@ -140,7 +117,7 @@ def test_same_seed_same_choices():
 def test_plays_legal_moves_in_every_variant(rules):
     result = ev.evaluate("search:worlds=4", "random", boards=2, rules=rules, workers=1)
     assert result.boards == 2
-    result = ev.evaluate("search:worlds=4,smart=true,infer=0.5,prior=1", "random", boards=1, rules=rules, workers=1)
+    result = ev.evaluate("search:worlds=4,smart=true", "random", boards=1, rules=rules, workers=1)
     assert result.boards == 1
 
 
@@ -153,10 +130,7 @@ def test_options_in_the_spec():
         agents.make("search:worlds=0")
     with pytest.raises(ValueError, match="KEY=VALUE"):
         agents.make("search:worlds")
-    bot = agents.make("search:smart=true,infer=0.5,prior=2")
-    assert (bot.smart, bot.infer, bot.prior) == (True, 0.5, 2.0)
-    with pytest.raises(ValueError, match="infer must be a number"):
-        agents.make("search:infer=-1")
+    assert agents.make("search:smart=true").smart
     with pytest.raises(ValueError, match="smart must be true or false"):
         agents.make("search:smart=1")
     with pytest.raises(ValueError, match="does not take the options"):

@@ -4,7 +4,9 @@
   the change of the learner's team's score lead since its previous step (awards during the
   opponents' turns, the first kick and the last award of a match included), and a finished match
   pays its final lead; with ``reward="match"``, +1 / -1 to the winner.
-- Batched opponents act as the unbatched PolicyBot with the same weights and the same draws.
+- Batched opponents act as the unbatched bots: networks as PolicyBot with the same weights and
+  the same draws, the expert (one call for all its tables) as ExpertBot table by table.
+- The critic's extra input is the other seats' hands, in the order the docs give.
 - The env's state round-trips: a copy continues exactly as the original.
 """
 
@@ -15,10 +17,11 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.policy import COMPACT_LAYOUT, PolicyBot, input_size  # noqa: E402
+from agents.expert import ExpertBot  # noqa: E402
+from agents.policy import COMPACT_LAYOUT, PolicyBot, batch_inputs, input_size  # noqa: E402
 from allfours_env.vector import VectorGame  # noqa: E402
 from train.opponents import SELF, SNAPSHOT, Opponent, OpponentPool  # noqa: E402
-from train.selfplay import SelfPlayVecEnv  # noqa: E402
+from train.selfplay import HIDDEN_SIZE, SelfPlayVecEnv  # noqa: E402
 
 
 def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:
@@ -67,7 +70,7 @@ def test_points_rewards_are_the_score_lead_gained_between_learner_steps(target):
                 final = info["scores"][info["team"]] - info["scores"][1 - info["team"]]
                 assert reward[t] * target == pytest.approx(final - seen_lead[t], abs=1e-4)
                 assert max(info["scores"]) >= target and info["deals"] >= 1
-                assert info["terminal_observation"].shape == (input_size(COMPACT_LAYOUT),)
+                assert info["terminal_observation"].shape == env.observation_space.shape
                 finished += 1
             else:
                 assert reward[t] * target == pytest.approx(now[t] - seen_lead[t], abs=1e-4)
@@ -160,3 +163,34 @@ def test_a_state_of_another_size_is_refused():
     env = make_env({"self": 1}, n=4)
     with pytest.raises(ValueError, match="does not fit a VectorGame of 4 tables"):
         env.game.set_state(make_env({"self": 1}, n=5).game.get_state())
+
+
+def test_the_batched_expert_acts_as_expert_bots_table_by_table():
+    game = VectorGame(128)
+    game.reset(seed=4)
+    rng = np.random.default_rng(4)
+    bot, batched = ExpertBot(), ExpertBot()
+    compared = 0
+    for _ in range(60):
+        observations, masks = game.observe(), game.legal_mask()
+        live = masks.any(axis=1)
+        actions = batched.act_batch(observations[live], masks[live])
+        for row, t in enumerate(np.flatnonzero(live)):
+            assert bot.act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)}) == actions[row]
+            compared += 1
+        game.step(game.sample_legal(rng))
+        game.restart(game.is_over)
+    assert compared > 5000
+
+
+def test_the_critic_sees_the_other_seats_hands_after_the_policy_input():
+    env = SelfPlayVecEnv(16, OpponentPool({"random": 1}, 1), critic_sees_hands=True, seed=2)
+    observations = env.reset()
+    size = input_size(env.layout)
+    assert observations.shape == (16, size + HIDDEN_SIZE)
+    hands, seats = env.game.hands, env.game.current
+    for t in range(16):
+        for r in (1, 2, 3):
+            flags = observations[t, size + (r - 1) * 52 : size + r * 52]
+            assert int(sum(1 << c for c in np.flatnonzero(flags))) == int(hands[t, (seats[t] + r) % 4])
+    np.testing.assert_array_equal(observations[:, :size], batch_inputs(env.layout, env.game.observe(), env.action_masks()))

@@ -17,7 +17,11 @@ import yaml
 
 from allfours_env.rules import Rules
 
+from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
+
 from .opponents import SELF, SNAPSHOT
+
+POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
@@ -51,7 +55,11 @@ class TrainConfig:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # the trunk shared by actor and critic
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # the actor's trunk (shared with the critic unless critic_arch)
+    # the policy input: "advised" (the compact input and the expert's advice, layout 3) or "compact" (layout 2)
+    policy_input: str = "advised"
+    critic_arch: list[int] = field(default_factory=list)  # a trunk of the critic's own; empty: the actor's, shared
+    critic_sees_hands: bool = False  # the critic (with critic_arch) also reads the other seats' hands (train/network.py)
     # opponents: sampling weights; "self" = the current policy, "snapshot" = a frozen earlier one,
     # any other key is a bot name for agents.make
     opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.4, "snapshot": 0.2, "rule_based": 0.3, "random": 0.1})
@@ -75,6 +83,12 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.policy_input not in POLICY_INPUTS:
+            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
+        if any(n < 1 for n in self.critic_arch):
+            raise ConfigError(f"critic_arch must list positive layer sizes (or be empty), got {self.critic_arch}")
+        if self.critic_sees_hands and not self.critic_arch:
+            raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         if self.reward not in ("points", "match"):
             raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
@@ -85,6 +99,11 @@ class TrainConfig:
         for key, names in bots.items():
             for name in names:
                 _check_bot(key, name)
+
+    @property
+    def layout(self) -> int:
+        """The input layout of the policy (agents.policy)."""
+        return POLICY_INPUTS[self.policy_input]
 
     @property
     def run_dir(self) -> Path:

@@ -3,14 +3,15 @@
 PPO from scratch learns trick play slowly on two cores. The default config therefore first
 records ``imitation_steps`` decisions of a teacher bot (``imitate``, e.g. "expert") playing
 matches against itself on :data:`RECORD_TABLES` tables of the vector engine, every seat's
-decision recorded as the policy input the learner reads, then fits the policy to the teacher's
-actions (cross-entropy over the masked logits) and the value head to the discounted returns of
-those matches (each seat's team's rewards, as the learner is paid in self-play), for
-``imitation_epochs`` passes. PPO then takes over from that policy.
+decision recorded as the policy input the learner reads (and, for a critic that sees them, the
+other seats' hands), then fits the policy to the teacher's actions (cross-entropy over the
+masked logits) and the value head to the discounted returns of those matches (each seat's
+team's rewards, as the learner is paid in self-play), for ``imitation_epochs`` passes. PPO then
+takes over from that policy. A teacher with ``act_batch`` answers for every table in one call.
 
 The demonstrations are written into arrays allocated once for ``imitation_steps`` decisions
-(the inputs as float16: 0.7 GB for the default config's 600,000), and both phases report their
-progress through an optional ``report(done, total)`` callback.
+(the inputs as float16, the hands as packed bits), and both phases report their progress through
+an optional ``report(done, total)`` callback.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import torch
 import torch.nn.functional as F
 
 import agents
-from agents.features import COMPACT_SIZE, batch_compact_input
+from agents.policy import batch_inputs, input_size
 from allfours_env import N_ACTIONS
 from allfours_env.vector import VectorGame
 
 from .config import TrainConfig
+from .selfplay import HIDDEN_SIZE, hidden_hands
 
 Report = Callable[[int, int], None]  # (done, total)
 RECORD_TABLES = 64
@@ -36,10 +38,19 @@ SEATS = 4
 
 @dataclass
 class Demonstrations:
-    observations: np.ndarray  # float16 [n, COMPACT_SIZE]: half the memory; inputs are 0/1 or coarse fractions
+    observations: np.ndarray  # float16 [n, input size]: half the memory; inputs are 0/1 or coarse fractions
+    hidden: np.ndarray | None  # uint8 [n, HIDDEN_SIZE / 8]: the other seats' hands as packed bits, for the critic
     masks: np.ndarray  # bool [n, 56]
     actions: np.ndarray  # int64 [n]
     returns: np.ndarray  # float32 [n], discounted with the PPO gamma
+
+    def inputs(self, rows: np.ndarray) -> np.ndarray:
+        """float32: what the learner's network reads at these rows (the policy input, then the hands)."""
+        x = self.observations[rows].astype(np.float32)
+        if self.hidden is None:
+            return x
+        hands = np.unpackbits(self.hidden[rows], axis=1, count=HIDDEN_SIZE).astype(np.float32)
+        return np.concatenate([x, hands], axis=1)
 
 
 def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demonstrations:
@@ -49,8 +60,11 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
     rng = np.random.default_rng(seed)
     game = VectorGame(RECORD_TABLES, **config.rules)
     tables = np.arange(RECORD_TABLES)
-    teachers = [[agents.make(config.imitate) for _ in range(SEATS)] for _ in tables]
-    data = _allocate(size)
+    batched = agents.make(config.imitate)
+    if not hasattr(batched, "act_batch"):
+        batched = None
+    teachers = [[agents.make(config.imitate) for _ in range(SEATS)] for _ in tables] if batched is None else []
+    data = _allocate(size, input_size(config.layout), config.critic_sees_hands)
     rewards = np.zeros(size, dtype=np.float64)  # paid to the row's team until its next decision
     next_row = np.full(size, -1, dtype=np.int64)  # the same team's next decision at the same table
     last_row = np.full((RECORD_TABLES, 2), -1, dtype=np.int64)  # each team's latest decision per table
@@ -58,7 +72,7 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
 
     def start(which: np.ndarray) -> None:
         for t in np.flatnonzero(which):
-            for teacher in teachers[t]:
+            for teacher in teachers[t] if teachers else ():
                 teacher.reset(int(rng.integers(2**63)))
         last_row[which] = -1
 
@@ -70,10 +84,17 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
         seats = game.current
         take = min(RECORD_TABLES, size - n)  # the last tick records only as many tables as fit
         rows = np.arange(n, n + take)
-        actions = np.array(
-            [teachers[t][seats[t]].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)}) for t in tables]
-        )
-        data.observations[rows] = batch_compact_input(observations[:take], masks[:take])
+        if batched is not None:
+            actions = batched.act_batch(observations, masks)
+        else:
+            actions = np.array([
+                teachers[t][seats[t]].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)})
+                for t in tables
+            ])  # fmt: skip
+        data.observations[rows] = batch_inputs(config.layout, observations[:take], masks[:take])
+        if data.hidden is not None:
+            hands = hidden_hands(game, seats)[:take].astype(np.uint8)
+            data.hidden[rows] = np.packbits(hands, axis=1)
         data.masks[rows], data.actions[rows] = masks[:take], actions[:take]
         teams = seats[:take] % 2
         previous = last_row[tables[:take], teams]
@@ -100,9 +121,10 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
     return data
 
 
-def _allocate(size: int) -> Demonstrations:
+def _allocate(size: int, inputs: int, hands: bool) -> Demonstrations:
     return Demonstrations(
-        np.empty((size, COMPACT_SIZE), dtype=np.float16),
+        np.empty((size, inputs), dtype=np.float16),
+        np.empty((size, (HIDDEN_SIZE + 7) // 8), dtype=np.uint8) if hands else None,
         np.empty((size, N_ACTIONS), dtype=bool),
         np.empty(size, dtype=np.int64),
         np.empty(size, dtype=np.float32),
@@ -122,7 +144,7 @@ def fit(policy, data: Demonstrations, config: TrainConfig, seed: int, report: Re
         losses, hits = [], 0
         for start in range(0, n, config.batch_size):
             idx = order[start : start + config.batch_size]
-            obs = torch.as_tensor(data.observations[idx].astype(np.float32))
+            obs = torch.as_tensor(data.inputs(idx))
             actions = torch.as_tensor(data.actions[idx])
             values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=data.masks[idx])
             loss = -log_prob.mean() + config.vf_coef * F.mse_loss(values.flatten(), torch.as_tensor(data.returns[idx]))

@@ -1,13 +1,19 @@
-"""The learner's network: one trunk shared by the actor and the critic, then a linear head each.
+"""The learner's network: a ReLU trunk for the actor, shared with the critic or not, then a linear head each.
 
-Why shared: the PPO update is most of a training step's cost on a CPU, and it is linear in the
-weights a sample passes through. With separate actor and critic MLPs every sample crosses both;
-a shared trunk halves the update (measured in ``benchmarks/train_speed.py``), and the critic's
-gradient shapes the features the actor reads, as in most Atari-style PPO agents.
+Shared (``critic_arch`` empty): one trunk over the policy input serves both heads. The PPO
+update is most of a training step's cost on a CPU, and it is linear in the weights a sample
+passes through; a shared trunk halves it (measured in ``benchmarks/train_speed.py``), and the
+critic's gradient shapes the features the actor reads, as in most Atari-style PPO agents.
 
-The trunk is SB3's features extractor (``share_features_extractor=True``, empty ``net_arch``), so
-SB3's MaskablePPO trains it unchanged, and the actor exported for :class:`agents.policy.PolicyBot`
-is the trunk followed by ``action_net`` (:func:`agents.policy.weights_from_policy`).
+Apart (``critic_arch`` set, with ``critic_sees_hands``): the critic has its own trunk and reads
+more than the actor: the policy input followed by the hands of the other three seats
+(:func:`train.selfplay.hidden_hands`), as "perfect-training, imperfect-execution" agents for
+hidden-card games do (PerfectDou, Suphx). The value of a position then no longer has to average
+over the cards the seat cannot see, so advantages are far less noisy; only the actor ships.
+
+Both are SB3 features extractors whose ``net`` is the actor's trunk, so the actor exported for
+:class:`agents.policy.PolicyBot` is ``net`` followed by ``action_net``
+(:func:`agents.policy.weights_from_policy`), and SB3's MaskablePPO trains them unchanged.
 """
 
 from __future__ import annotations
@@ -16,32 +22,83 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 
+def _mlp(width: int, sizes: list[int]) -> torch.nn.Sequential:
+    layers: list[torch.nn.Module] = []
+    for size in sizes:
+        layers += [torch.nn.Linear(width, size), torch.nn.ReLU()]
+        width = size
+    return torch.nn.Sequential(*layers)
+
+
 class Trunk(BaseFeaturesExtractor):
-    """ReLU layers of ``sizes`` units over the flat policy input."""
+    """ReLU layers of ``sizes`` units over the flat policy input, shared by actor and critic."""
 
     def __init__(self, observation_space: gym.spaces.Box, sizes: list[int]):
         super().__init__(observation_space, sizes[-1])
-        layers: list[torch.nn.Module] = []
-        width = observation_space.shape[0]
-        for size in sizes:
-            layers += [torch.nn.Linear(width, size), torch.nn.ReLU()]
-            width = size
-        self.net = torch.nn.Sequential(*layers)
+        self.net = _mlp(observation_space.shape[0], sizes)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.net(observations)
 
 
-def policy_kwargs(sizes: list[int]) -> dict[str, Any]:
-    """MaskablePPO's ``policy_kwargs`` for a shared trunk of ``sizes`` (ReLU, recorded as such in
-    the checkpoint's metadata so that a ``.zip`` is read back with the right activation)."""
-    return {
-        "features_extractor_class": Trunk,
-        "features_extractor_kwargs": {"sizes": list(sizes)},
-        "share_features_extractor": True,
-        "net_arch": [],
-        "activation_fn": torch.nn.ReLU,
-    }
+class Trunks(BaseFeaturesExtractor):
+    """The actor's trunk over the first ``actor_inputs`` floats, the critic's over all of them;
+    their features side by side (actor first)."""
+
+    def __init__(self, observation_space: gym.spaces.Box, actor_inputs: int, sizes: list[int], critic_sizes: list[int]):
+        super().__init__(observation_space, sizes[-1] + critic_sizes[-1])
+        self.actor_inputs, self.actor_dim = actor_inputs, sizes[-1]
+        self.net = _mlp(actor_inputs, sizes)
+        self.critic_net = _mlp(observation_space.shape[0], critic_sizes)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.net(observations[:, : self.actor_inputs]), self.critic_net(observations)], dim=1)
+
+
+class _Split(torch.nn.Module):
+    """SB3's mlp_extractor for :class:`Trunks`: each head takes its own trunk's features."""
+
+    def __init__(self, actor_dim: int, critic_dim: int):
+        super().__init__()
+        self.latent_dim_pi, self.latent_dim_vf = actor_dim, critic_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, : self.latent_dim_pi]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, self.latent_dim_pi :]
+
+
+class SplitPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's policy with :class:`Trunks`: the action head reads the actor's trunk, the value head the critic's."""
+
+    def _build_mlp_extractor(self) -> None:
+        extractor = self.features_extractor
+        self.mlp_extractor = _Split(extractor.actor_dim, extractor.features_dim - extractor.actor_dim)
+
+
+def policy_class(critic_sizes: list[int]) -> type[MaskableActorCriticPolicy]:
+    return SplitPolicy if critic_sizes else MaskableActorCriticPolicy
+
+
+def policy_kwargs(sizes: list[int], critic_sizes: list[int] | None = None, actor_inputs: int = 0) -> dict[str, Any]:
+    """MaskablePPO's ``policy_kwargs``: a shared trunk of ``sizes``, or with ``critic_sizes`` an
+    actor trunk over the first ``actor_inputs`` floats and a critic trunk over all (ReLU,
+    recorded as such in the checkpoint's metadata so that a ``.zip`` is read back with the right activation)."""
+    if critic_sizes:
+        extractor = {
+            "features_extractor_class": Trunks,
+            "features_extractor_kwargs": {
+                "actor_inputs": actor_inputs, "sizes": list(sizes), "critic_sizes": list(critic_sizes),
+            },
+        }
+    else:
+        extractor = {"features_extractor_class": Trunk, "features_extractor_kwargs": {"sizes": list(sizes)}}
+    return {**extractor, "share_features_extractor": True, "net_arch": [], "activation_fn": torch.nn.ReLU}

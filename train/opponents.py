@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import agents
-from agents.policy import ACTIVATION_KEY, COMPACT_LAYOUT, Weights, batch_inputs, check_weights, choose
+from agents.policy import ACTIVATION_KEY, ADVISED_LAYOUT, COMPACT_LAYOUT, Weights, batch_inputs, check_weights, choose
 
 SELF, SNAPSHOT = "self", "snapshot"
 
@@ -35,8 +35,9 @@ class TorchActor:
     """An exported actor (numpy weights) as torch layers, for batched forward passes."""
 
     def __init__(self, weights: Weights):
-        if check_weights(weights, "the opponent pool") != COMPACT_LAYOUT:
-            raise ValueError("the opponent pool plays policies of the compact input layout")
+        self.layout = check_weights(weights, "the opponent pool")
+        if self.layout not in (COMPACT_LAYOUT, ADVISED_LAYOUT):
+            raise ValueError("the opponent pool plays policies of the compact or advised input layouts")
         self.weights = weights
         n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
         names = [*(str(i) for i in range(n_hidden)), "_out"]
@@ -115,5 +116,5 @@ class OpponentPool:
         self, opponent: Opponent, observations: np.ndarray, masks: np.ndarray, uniforms: np.ndarray
     ) -> np.ndarray:
         """The actions of the network ``opponent`` at n tables: a sample per row, at ``uniforms``."""
-        inputs = batch_inputs(COMPACT_LAYOUT, observations, masks)
-        return choose(self.network(opponent).logits(inputs), masks, uniforms)
+        network = self.network(opponent)
+        return choose(network.logits(batch_inputs(network.layout, observations, masks)), masks, uniforms)

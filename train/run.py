@@ -42,7 +42,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.policy import PolicyBot, save_weights, weights_from_policy
+from agents.policy import PolicyBot, input_size, save_weights, weights_from_policy
 from eval import evaluate
 from eval.processes import interrupts_deferred
 
@@ -60,7 +60,7 @@ from .checkpoints import (
 )  # fmt: skip
 from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
 from .lock import RunLock
-from .network import policy_kwargs
+from .network import policy_class, policy_kwargs
 from .opponents import OpponentPool
 from .overlap import OverlappedMaskablePPO
 from .selfplay import SelfPlayVecEnv
@@ -80,7 +80,10 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 def make_vec_env(config: TrainConfig) -> VecMonitor:
     pool = OpponentPool(config.opponents, config.max_snapshots)
-    env = SelfPlayVecEnv(config.n_envs, pool, config.rules, config.reward, seed=config.seed)
+    env = SelfPlayVecEnv(
+        config.n_envs, pool, config.rules, config.reward, seed=config.seed, layout=config.layout,
+        critic_sees_hands=config.critic_sees_hands,
+    )
     return VecMonitor(env)  # episode returns and lengths for rollout/ep_rew_mean
 
 
@@ -91,7 +94,7 @@ def monitor_state(env: VecMonitor) -> dict[str, Any]:
 def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
     algorithm = OverlappedMaskablePPO if config.overlap_updates else MaskablePPO
     return algorithm(
-        "MlpPolicy",
+        policy_class(config.critic_arch),
         env,
         learning_rate=config.learning_rate,
         n_steps=config.n_steps,
@@ -103,7 +106,7 @@ def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
         ent_coef=config.ent_coef,
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
-        policy_kwargs=policy_kwargs(config.net_arch),
+        policy_kwargs=policy_kwargs(config.net_arch, config.critic_arch, input_size(config.layout)),
         tensorboard_log=str(config.run_dir),
         seed=config.seed,
         device="cpu",

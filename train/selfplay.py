@@ -15,9 +15,15 @@ Rewards, for the learner's team, are the single-agent env's (:mod:`allfours_env.
 ``reward="points"`` every award's points, plus for the learner's team and minus for the other,
 divided by the target score, at the step in which it happens, opponents' turns included; the
 first kick of a match (dealt before the learner's first decision) is paid in its first step; with
-``reward="match"``, +1 / -1 when the match ends. Observations are the compact policy input
-(:func:`agents.features.compact_input`) of the learner's seat to act, the action masks come from
-``env_method("action_masks")`` as sb3-contrib expects.
+``reward="match"``, +1 / -1 when the match ends. Observations are the policy input of the
+learner's seat to act in the input layout ``layout`` (:func:`agents.policy.batch_inputs`: the
+advised input by default), followed with ``critic_sees_hands`` by the other three seats' hands
+(:func:`hidden_hands`), which only a critic apart from the actor reads (:mod:`train.network`);
+the action masks come from ``env_method("action_masks")`` as sb3-contrib expects.
+
+Opponents: a network's tables move in one forward pass; a bot with ``act_batch`` (the expert,
+which has no memory) answers for all its tables in one call, exactly as its ``act`` would one by
+one; any other bot acts table by table.
 
 All randomness comes from one generator seeded by ``seed`` (teams, opponents, bot seeds, the
 opponents' samples, the tables' streams), and :meth:`get_state` / :meth:`set_state` carry
@@ -34,26 +40,39 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
 import agents
-from agents.features import COMPACT_SIZE, batch_compact_input
+from agents.policy import ADVISED_LAYOUT, batch_inputs, input_size
 from allfours_env import N_ACTIONS
+from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
 from .opponents import SELF, SNAPSHOT, Opponent, OpponentPool
 
 MASK_METHOD = "action_masks"
 SEED_RANGE = 2**63
+HIDDEN_SIZE = (N_SEATS - 1) * N_CARDS  # the hands of the next seat, the partner and the previous seat
+
+
+def hidden_hands(game: VectorGame, seats: np.ndarray) -> np.ndarray:
+    """float32 (n, HIDDEN_SIZE): at each table the hands of the three seats after ``seats[t]``
+    (next, partner, previous; 52 card flags each): what a critic may see and a policy may not."""
+    hands = game.hands
+    rows = np.arange(game.n)[:, None]
+    others = hands[rows, (seats[:, None] + np.arange(1, N_SEATS)) % N_SEATS]  # (n, 3) uint64
+    bits = np.unpackbits(others[..., None].view(np.uint8), axis=-1, bitorder="little")  # (n, 3, 64)
+    return bits[..., :N_CARDS].reshape(game.n, HIDDEN_SIZE).astype(np.float32)
 
 
 class SelfPlayVecEnv(VecEnv):
     """See the module docstring. ``rules``: rule variants (docs/rules.md A0)."""
 
     def __init__(
-        self, n: int, pool: OpponentPool, rules: dict[str, Any] | None = None, reward: str = "points", seed: int = 0
+        self, n: int, pool: OpponentPool, rules: dict[str, Any] | None = None, reward: str = "points", seed: int = 0,
+        layout: int = ADVISED_LAYOUT, critic_sees_hands: bool = False,
     ):
         self.game = VectorGame(n, **dict(rules or {}))
-        super().__init__(
-            n, gym.spaces.Box(0.0, 1.0, (COMPACT_SIZE,), np.float32), gym.spaces.Discrete(N_ACTIONS)
-        )
+        self.layout, self.critic_sees_hands = layout, critic_sees_hands
+        size = input_size(layout) + (HIDDEN_SIZE if critic_sees_hands else 0)
+        super().__init__(n, gym.spaces.Box(-1.0, 1.0, (size,), np.float32), gym.spaces.Discrete(N_ACTIONS))
         self.pool, self.reward_mode = pool, reward
         self.scale = 1.0 / self.game.rules.target_score if reward == "points" else 1.0
         self.rng = np.random.default_rng(seed)
@@ -175,7 +194,8 @@ class SelfPlayVecEnv(VecEnv):
             return
         game = self.game
         scores, deals, winner = game.scores, game.deal_number, game.winner
-        final = batch_compact_input(game.observe(seats=self.team), np.zeros((self.num_envs, N_ACTIONS), dtype=bool))
+        seats = np.where(game.current >= 0, game.current, self.team)  # a seat of the learner's team
+        final = self._inputs(game.observe(seats=seats), np.zeros((self.num_envs, N_ACTIONS), dtype=bool), seats)
         for t in np.flatnonzero(over):
             if self.reward_mode == "match":
                 reward[t] += 1.0 if winner[t] == self.team[t] else -1.0
@@ -204,14 +224,18 @@ class SelfPlayVecEnv(VecEnv):
             uniforms = self.rng.random(self.num_envs)
             groups: dict[Opponent, list[int]] = {}
             for t in np.flatnonzero(waiting):
-                opponent = self.opponents[t]
-                if self.bots[t] is not None:
-                    actions[t] = self.bots[t].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)})
+                bot = self.bots[t]
+                if bot is not None and not hasattr(bot, "act_batch"):
+                    actions[t] = bot.act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)})
                 else:
-                    groups.setdefault(opponent, []).append(t)
+                    groups.setdefault(self.opponents[t], []).append(t)
             for opponent, tables in groups.items():
                 rows = np.array(tables)
-                actions[rows] = self.pool.act(opponent, observations[rows], masks[rows], uniforms[rows])
+                bot = self.bots[tables[0]]
+                if bot is not None:  # memoryless: one call for every table it plays
+                    actions[rows] = bot.act_batch(observations[rows], masks[rows])
+                else:
+                    actions[rows] = self.pool.act(opponent, observations[rows], masks[rows], uniforms[rows])
             points = game.step(actions, tables=waiting)
             self._pay(points, reward, ~started)
             self._pay(points, self.pending, started)
@@ -220,5 +244,11 @@ class SelfPlayVecEnv(VecEnv):
     def _observe(self) -> np.ndarray:
         """The learner's inputs and masks at every table (each waits for a learner seat)."""
         observations, self._masks = self.game.observe(), self.game.legal_mask()
-        return batch_compact_input(observations, self._masks)
+        return self._inputs(observations, self._masks, self.game.current)
+
+    def _inputs(self, observations: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        inputs = batch_inputs(self.layout, observations, masks)
+        if not self.critic_sees_hands:
+            return inputs
+        return np.concatenate([inputs, hidden_hands(self.game, seats)], axis=1)
 
