@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from allfours_env.rules import Rules
-
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
+from allfours_env.rules import Rules
 
 from .opponents import SELF, SNAPSHOT
 
