@@ -10,18 +10,23 @@ At each decision with more than one legal action the bot
 2. rebuilds each world as a deck dealt by the engine's convention, replays the deal's public
    history (stand / beg / give one / run, every card played) on a :class:`VectorGame` with one
    table per (world, legal action), and takes each table's candidate action;
-3. plays every table to the end of the deal with the compiled rollout policy of
-   :mod:`agents.rollout`, and scores it by the chance to win the match from the final score (the
-   match model of :mod:`agents.expert`; 1 or 0 where the match ended in the deal);
+3. plays every table to the end of the deal with the rollout policy, every seat by it, and
+   scores it by the chance to win the match from the final score (the match model of
+   :mod:`agents.match_model`; 1 or 0 where the match ended in the deal);
 4. picks the action with the best mean over the worlds (ties: the lowest action id).
+
+The default rollout policy is the expert (:mod:`agents.expert`, compiled, one call for all the
+tables of a tick): each seat plays as the expert would from what it knows in that world, its own
+hand and what has been played, so the searcher improves on the expert by one step of lookahead.
+``rollout=greedy`` is the older, cheaper policy of :func:`agents.search_kernels.rollout_actions`,
+which looks one trick ahead seeing the world's hands.
 
 Options (``agents.make("search:worlds=32,ms=20")``): ``worlds``, the number of sampled worlds
 (default 32); ``ms``, a time budget per decision in milliseconds: worlds are then sampled in
 batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time budget makes the
 choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
-``explore``, the rollout policy's chance of a random card (default 0.1); ``smart`` (default
-false): in the rollout's one-trick lookahead the next player, too, picks its best card for the
-trick seeing the world (:func:`agents.search_kernels._trick_result`).
+``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout policy's chance of a
+uniformly random legal action instead (default 0).
 The rules come from the observation, so every variant is searched under its own rules.
 """
 
@@ -39,14 +44,16 @@ from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 
 from .base import Observation, SeededBot, legal_actions
+from .expert import expert_actions
 from .hand_reading import cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 32
+ROLLOUTS = ("expert", "greedy")
+DEFAULT_ROLLOUT = "expert"
 BATCH_WORLDS = 8  # worlds per batch under a time budget
 MAX_RESAMPLES = 1000
-DEFAULT_EXPLORE = 0.1
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
 OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
@@ -211,28 +218,26 @@ class SearchBot(SeededBot):
         self,
         worlds: int = DEFAULT_WORLDS,
         ms: float | None = None,
-        explore: float = DEFAULT_EXPLORE,
-        smart: bool = False,
+        rollout: str = DEFAULT_ROLLOUT,
+        explore: float = 0.0,
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"search option worlds must be a positive integer, got {worlds!r}")
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not ms > 0):
             raise ValueError(f"search option ms must be a positive number of milliseconds, got {ms!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"search option rollout must be one of {ROLLOUTS}, got {rollout!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
-        if smart is not True and smart is not False:
-            raise ValueError(f"search option smart must be true or false, got {smart!r}")
         super().__init__(seed)
-        self.worlds, self.ms, self.explore = worlds, ms, float(explore)
-        self.smart = bool(smart)
+        self.worlds, self.ms, self.rollout, self.explore = worlds, ms, rollout, float(explore)
 
     def act(self, observation: Observation) -> int:
         legal = legal_actions(observation)
         if len(legal) == 1:
             return int(legal[0])
-        view = decode(observation)
-        position = Position.from_view(view)
+        position = Position.from_view(decode(observation))
         deadline = None if self.ms is None else time.perf_counter() + self.ms / 1000.0
         totals = np.zeros(len(legal))
         done = 0
@@ -257,12 +262,23 @@ class SearchBot(SeededBot):
         for action in position.history:
             worlds.step(np.full(n_worlds, action, dtype=np.int64))
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
-        n = games.n
         games.step(np.tile(actions, n_worlds))
-        choice = np.empty(n, dtype=np.int64)
         while not games.is_over.all():
-            st, bs, params = games.kernel_state()
-            rollout_actions(st, bs, params, rng.random(n), self.explore, choice, self.smart)
-            games.step(choice)
+            games.step(self._rollout_actions(games, rng))
         values = match_value(games.scores, games.winner, position.rules)
         return values.reshape(n_worlds, n_actions)
+
+    def _rollout_actions(self, games: VectorGame, rng: np.random.Generator) -> np.ndarray:
+        """The rollout policy's action at every table (0 where it is over)."""
+        choice = np.zeros(games.n, dtype=np.int64)
+        if self.rollout == "greedy":
+            st, bs, params = games.kernel_state()
+            rollout_actions(st, bs, params, rng.random(games.n), self.explore, choice)
+            return choice
+        live = ~games.is_over
+        observations, masks = games.observe(), games.legal_mask()
+        choice[live] = expert_actions(observations[live], masks[live])
+        if self.explore:
+            wander = live & (rng.random(games.n) < self.explore)
+            choice[wander] = games.sample_legal(rng)[wander]
+        return choice

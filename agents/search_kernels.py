@@ -1,10 +1,11 @@
-"""The compiled parts of :mod:`agents.search`: sampling worlds, and a fast rollout policy.
+"""The compiled parts of :mod:`agents.search`: sampling worlds, and the greedy rollout policy.
 
 :func:`sample_worlds` deals the unseen cards to the other seats and the stock, consistently with
 what the searcher has seen (see its docstring).
 
-:func:`rollout_actions` plays sampled worlds to the end of the deal on the vector engine's
-state (:mod:`allfours_env.vector_kernels`):
+:func:`rollout_actions` is the rollout policy of ``search:rollout=greedy`` (the default rollout
+is the expert, :mod:`agents.expert`); it plays sampled worlds to the end of the deal on the
+vector engine's state (:mod:`allfours_env.vector_kernels`):
 
 * stand or give one with a high trump (queen or better to stand, king or better or three trumps to
   give one), beg or run otherwise (the beginner's advice of :mod:`agents.rule_based`);
@@ -16,9 +17,7 @@ state (:mod:`allfours_env.vector_kernels`):
   card that wins; else throw the cheapest card), and the card with the best outcome for this
   trick is played: Game value
   at ``GAME_UNIT`` points a ten, the trump jack at 1 point to its holder's team or the hang to
-  the takers, less ``TRUMP_COST`` a rank for spending a trump; with ``smart`` the next player,
-  too, tries each of its legal cards against the rest of the trick (answering by habit) and plays
-  the best for its team, seeing the world's hands;
+  the takers, less ``TRUMP_COST`` a rank for spending a trump;
 * with chance ``explore`` a uniformly random legal card instead.
 
 "Cheapest" orders cards by (is trump, Game value, rank): trumps and counting cards stay home.
@@ -164,11 +163,10 @@ def _score(winner, value, jack_seat, team, hang):
 
 
 @njit(cache=True)
-def _trick_result(st, bs, t, card, undertrump, hang, smart):
+def _trick_result(st, bs, t, card, undertrump):
     """Play ``card`` for the seat to act at table t (the state is not changed) and let the later
-    seats answer with :func:`_respond` (with ``smart``, the next seat instead picks its best card
-    for this trick seeing the world's hands, the rest answering with :func:`_respond`):
-    (winning seat, Game value of the trick, seat that played the trump jack or -1)."""
+    seats answer with :func:`_respond`: (winning seat, Game value of the trick, seat that played
+    the trump jack or -1)."""
     trump, n, seat = st[t, TRUMP], st[t, TRICK_LEN], st[t, CURRENT]
     jack = trump * N_RANKS + RANK_JACK
     value, jack_seat = 0, -1
@@ -186,31 +184,11 @@ def _trick_result(st, bs, t, card, undertrump, hang, smart):
     value += _GAME_VALUE[card]
     if card == jack:
         jack_seat = seat
-    if not smart or n + 1 >= N_SEATS:
-        return _finish(st, bs, t, seat, n, n + 1, led, best, best_seat, value, jack_seat, trump, undertrump)
-    nxt = (seat + 1) % N_SEATS
-    legal = legal_cards(bs[t, HAND + nxt], n + 1, led, trump, best, undertrump)
-    top_score, top = -1e9, (best_seat, value, jack_seat)
-    bits = legal
-    while bits:
-        c = lowest(bits)
-        bits &= bits - _ONE
-        b, b_seat, js = best, best_seat, jack_seat
-        if _winners(_ONE << np.uint64(c), best, trump):
-            b, b_seat = c, nxt
-        if c == jack:
-            js = nxt
-        r = _finish(st, bs, t, nxt, n + 1, n + 2, led, b, b_seat, value + _GAME_VALUE[c], js, trump, undertrump)
-        sc = _score(r[0], r[1], r[2], nxt % 2, hang)
-        if c // N_RANKS == trump:
-            sc -= TRUMP_COST * (c % N_RANKS + 1)
-        if sc > top_score:
-            top_score, top = sc, r
-    return top
+    return _finish(st, bs, t, seat, n, n + 1, led, best, best_seat, value, jack_seat, trump, undertrump)
 
 
 @njit(cache=True)
-def _play(st, bs, t, legal, uniform, explore, params, smart):
+def _play(st, bs, t, legal, uniform, explore, params):
     """The rollout's card: the best outcome of this trick by :func:`_trick_result`, in points
     (Game value at ``GAME_UNIT`` a ten, the jack at 1 or the hang), less a little for spending a
     high trump; with chance ``explore`` a random legal card instead."""
@@ -222,7 +200,7 @@ def _play(st, bs, t, legal, uniform, explore, params, smart):
     while bits:
         card = lowest(bits)
         bits &= bits - _ONE
-        winner, value, jack_seat = _trick_result(st, bs, t, card, params[P_UNDERTRUMP], hang, smart)
+        winner, value, jack_seat = _trick_result(st, bs, t, card, params[P_UNDERTRUMP])
         score = _score(winner, value, jack_seat, team, hang)
         if card // N_RANKS == trump:
             score -= TRUMP_COST * (card % N_RANKS + 1)
@@ -232,9 +210,8 @@ def _play(st, bs, t, legal, uniform, explore, params, smart):
 
 
 @njit(cache=True)
-def rollout_actions(st, bs, params, uniforms, explore, out, smart=False):
-    """out[t] = the rollout policy's action at every live table (0 where it is over); ``smart``:
-    see :func:`_trick_result`."""
+def rollout_actions(st, bs, params, uniforms, explore, out):
+    """out[t] = the greedy rollout policy's action at every live table (0 where it is over)."""
     for t in range(st.shape[0]):
         out[t] = 0
         legal = legal_bits(st, bs, t, params)
@@ -244,7 +221,7 @@ def rollout_actions(st, bs, params, uniforms, explore, out, smart=False):
         if legal & (legal - _ONE) == 0:
             out[t] = lowest(legal)
         elif phase == PLAY:
-            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params, smart)
+            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params)
         else:
             suit = st[t, KICK] // N_RANKS
             trumps = bs[t, HAND + st[t, CURRENT]] & _SUIT_BITS[suit]

@@ -86,7 +86,7 @@ def test_worlds_respect_voids_shown_in_play():
     assert found > 100
 
 
-@pytest.mark.parametrize("options", [{}, {"smart": True}])
+@pytest.mark.parametrize("options", [{}, {"rollout": "greedy", "explore": 0.2}])
 def test_choice_ignores_what_the_observation_cannot_tell(options):
     game = mid_play_game()
     seat = game.current
@@ -117,7 +117,7 @@ def test_same_seed_same_choices():
 def test_plays_legal_moves_in_every_variant(rules):
     result = ev.evaluate("search:worlds=4", "random", boards=2, rules=rules, workers=1)
     assert result.boards == 2
-    result = ev.evaluate("search:worlds=4,smart=true", "random", boards=1, rules=rules, workers=1)
+    result = ev.evaluate("search:worlds=4,rollout=greedy,explore=0.1", "random", boards=1, rules=rules, workers=1)
     assert result.boards == 1
 
 
@@ -130,9 +130,9 @@ def test_options_in_the_spec():
         agents.make("search:worlds=0")
     with pytest.raises(ValueError, match="KEY=VALUE"):
         agents.make("search:worlds")
-    assert agents.make("search:smart=true").smart
-    with pytest.raises(ValueError, match="smart must be true or false"):
-        agents.make("search:smart=1")
+    assert agents.make("search:rollout=greedy").rollout == "greedy"
+    with pytest.raises(ValueError, match="rollout must be one of"):
+        agents.make("search:rollout=deep")
     with pytest.raises(ValueError, match="does not take the options"):
         agents.make("random:worlds=3")
 
