@@ -34,12 +34,14 @@ def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:
     return weights
 
 
-def make_env(opponents: dict[str, float], reward: str = "points", n: int = 48, seed: int = 0, **rules) -> SelfPlayVecEnv:
+def make_env(
+    opponents: dict[str, float], reward: str = "points", n: int = 48, seed: int = 0, horizon: str = "match", **rules
+) -> SelfPlayVecEnv:
     pool = OpponentPool(opponents, max_snapshots=2)
     pool.update(random_weights(1), snapshot=True)
     pool.update(random_weights(2), snapshot=True)
     pool.update(random_weights(3), snapshot=True)  # the first snapshot is retired
-    return SelfPlayVecEnv(n, pool, rules, reward, seed=seed)
+    return SelfPlayVecEnv(n, pool, rules, reward, seed=seed, horizon=horizon)
 
 
 def random_actions(env: SelfPlayVecEnv, rng: np.random.Generator) -> np.ndarray:
@@ -78,6 +80,26 @@ def test_points_rewards_are_the_score_lead_gained_between_learner_steps(target):
         pending = env.pending * target
         assert np.allclose(pending[~dones], 0) and np.allclose(pending[dones], now[dones])
     assert finished > 20
+
+
+def test_deal_horizon_ends_an_episode_at_every_new_deal_with_the_same_rewards():
+    env = make_env({"random": 1, "rule_based": 1}, horizon="deal", target_score=7)
+    twin = make_env({"random": 1, "rule_based": 1}, target_score=7)
+    env.reset(), twin.reset()
+    rng = np.random.default_rng(2)
+    ends = {"deal": 0, "match": 0}
+    for _ in range(300):
+        before = env.game.deal_number
+        actions = random_actions(env, rng)
+        _, reward, dones, infos = env.step(actions)
+        _, twin_reward, twin_dones, _ = twin.step(actions)
+        np.testing.assert_array_equal(reward, twin_reward)  # the same play, the same pay
+        match_over = np.array(["scores" in info for info in infos])
+        np.testing.assert_array_equal(match_over, twin_dones)
+        np.testing.assert_array_equal(dones, match_over | (env.game.deal_number != before))
+        ends["deal"] += int((dones & ~match_over).sum())
+        ends["match"] += int(match_over.sum())
+    assert ends["deal"] > 100 and ends["match"] > 10
 
 
 def test_match_reward_pays_the_winner_whoever_moved_last():

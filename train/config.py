@@ -21,6 +21,7 @@ from allfours_env.rules import Rules
 from .opponents import SELF, SNAPSHOT
 
 POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
+HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/selfplay.py)
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
@@ -42,6 +43,7 @@ class TrainConfig:
     # game: rule variants (docs/rules.md table A0) and the learner's reward
     rules: dict[str, Any] = field(default_factory=dict)
     reward: str = "points"  # "points": own minus other team's points per step; "match": +-1 at the end
+    horizon: str = "match"  # the learner's episode for returns: "match", or "deal" (points rewards only)
     # PPO (sb3-contrib MaskablePPO)
     learning_rate: float = 3e-4
     n_steps: int = 64  # per table: a rollout is n_envs * n_steps learner decisions
@@ -82,6 +84,10 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.horizon not in HORIZONS:
+            raise ConfigError(f"horizon must be one of {list(HORIZONS)}, got {self.horizon!r}")
+        if self.horizon == "deal" and self.reward != "points":
+            raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if any(n < 1 for n in self.critic_arch):

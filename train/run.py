@@ -82,7 +82,7 @@ def make_vec_env(config: TrainConfig) -> VecMonitor:
     pool = OpponentPool(config.opponents, config.max_snapshots)
     env = SelfPlayVecEnv(
         config.n_envs, pool, config.rules, config.reward, seed=config.seed, layout=config.layout,
-        critic_sees_hands=config.critic_sees_hands,
+        critic_sees_hands=config.critic_sees_hands, horizon=config.horizon,
     )
     return VecMonitor(env)  # episode returns and lengths for rollout/ep_rew_mean
 

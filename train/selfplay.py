@@ -11,6 +11,11 @@ whose opponent is the same network moves through one batched forward pass (bots 
 A table whose match ends records it (``dones``, and ``info`` with ``scores``, ``team``, ``winner``,
 ``deals`` and ``terminal_observation``) and starts the next match at once, as SB3's vec envs auto-reset.
 
+With ``horizon="deal"`` every deal is an episode for the learner's returns: the step after which
+a new deal begins is ``done`` (with no ``info``: the match goes on, and only a match's end
+reports its scores), so the critic predicts the points of the deal in play and PPO's advantages
+stop at the deal's end; with ``horizon="match"`` only the end of a match is.
+
 Rewards, for the learner's team, are the single-agent env's (:mod:`allfours_env.single`): with
 ``reward="points"`` every award's points, plus for the learner's team and minus for the other,
 divided by the target score, at the step in which it happens, opponents' turns included; the
@@ -45,6 +50,7 @@ from allfours_env import N_ACTIONS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
+from .config import HORIZONS
 from .opponents import SELF, SNAPSHOT, Opponent, OpponentPool
 
 MASK_METHOD = "action_masks"
@@ -67,19 +73,22 @@ class SelfPlayVecEnv(VecEnv):
 
     def __init__(
         self, n: int, pool: OpponentPool, rules: dict[str, Any] | None = None, reward: str = "points", seed: int = 0,
-        layout: int = ADVISED_LAYOUT, critic_sees_hands: bool = False,
+        layout: int = ADVISED_LAYOUT, critic_sees_hands: bool = False, horizon: str = "match",
     ):
+        if horizon not in HORIZONS:
+            raise ValueError(f"horizon must be one of {HORIZONS}, got {horizon!r}")
         self.game = VectorGame(n, **dict(rules or {}))
         self.layout, self.critic_sees_hands = layout, critic_sees_hands
         size = input_size(layout) + (HIDDEN_SIZE if critic_sees_hands else 0)
         super().__init__(n, gym.spaces.Box(-1.0, 1.0, (size,), np.float32), gym.spaces.Discrete(N_ACTIONS))
-        self.pool, self.reward_mode = pool, reward
+        self.pool, self.reward_mode, self.horizon = pool, reward, horizon
         self.scale = 1.0 / self.game.rules.target_score if reward == "points" else 1.0
         self.rng = np.random.default_rng(seed)
         self.team = np.zeros(n, dtype=np.int64)
         self.opponents: list[Opponent] = [Opponent(SELF)] * n
         self.bots: list[Any] = [None] * n  # the bot instance where the opponent is a bot
         self.pending = np.zeros(n, dtype=np.float64)  # reward gathered before a match's first learner step
+        self.deal_seen = np.zeros(n, dtype=np.int64)  # the deal of each table's latest learner decision
         self._actions = np.zeros(n, dtype=np.int64)
         self._masks = np.zeros((n, N_ACTIONS), dtype=bool)
 
@@ -93,6 +102,7 @@ class SelfPlayVecEnv(VecEnv):
         self.pending = np.zeros(n, dtype=np.float64)
         self._pay(first_kicks, self.pending)
         self._play_opponents(np.zeros(n), np.zeros(n, dtype=bool), [{} for _ in range(n)], started=everywhere)
+        self.deal_seen = self.game.deal_number
         return self._observe()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -108,6 +118,10 @@ class SelfPlayVecEnv(VecEnv):
         started = np.zeros(n, dtype=bool)
         self._finish(self.game.is_over, reward, dones, infos, started)
         self._play_opponents(reward, dones, infos, started)
+        deals = self.game.deal_number
+        if self.horizon == "deal":
+            dones |= deals != self.deal_seen  # a new deal (a new match's first deal: done already)
+        self.deal_seen = deals
         return self._observe(), reward.astype(np.float32), dones, infos
 
     def close(self) -> None:
@@ -146,6 +160,7 @@ class SelfPlayVecEnv(VecEnv):
             "opponents": [tuple(o) for o in self.opponents],
             "bots": list(self.bots),
             "pending": self.pending.copy(),
+            "deal_seen": self.deal_seen.copy(),
             "pool": self.pool.get_state(),
         }
 
@@ -153,6 +168,7 @@ class SelfPlayVecEnv(VecEnv):
         self.game.set_state(state["game"])
         self.rng.bit_generator.state = state["rng"]
         self.team, self.pending = state["team"].copy(), state["pending"].copy()
+        self.deal_seen = state["deal_seen"].copy()
         self.opponents = [Opponent(*o) for o in state["opponents"]]
         self.bots = list(state["bots"])
         self.pool.set_state(state["pool"])
