@@ -13,7 +13,10 @@ At each decision with more than one legal action the bot
 3. plays every table to the end of the deal with the rollout policy, every seat by it, and
    scores it by the chance to win the match from the final score (the match model of
    :mod:`agents.match_model`; 1 or 0 where the match ended in the deal);
-4. picks the action with the best mean over the worlds (ties: the lowest action id).
+4. picks the action with the best mean over the worlds (ties: the lowest action id), but keeps
+   the expert's own choice unless the best beats it by more than ``margin`` (a chance of the
+   match): with a few dozen worlds most differences between good actions are sampling noise, and
+   the expert is a better tie-breaker than the noise.
 
 The default rollout policy is the expert (:mod:`agents.expert`, compiled, one call for all the
 tables of a tick): each seat plays as the expert would from what it knows in that world, its own
@@ -26,7 +29,14 @@ Options (``agents.make("search:worlds=32,ms=20")``): ``worlds``, the number of s
 batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time budget makes the
 choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
 ``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout policy's chance of a
-uniformly random legal action instead (default 0).
+uniformly random legal action instead (default 0); ``margin`` (default 0.01; 0: plain argmax).
+
+Measured against ``expert`` over the same 600 deal boards (points a deal, 95% interval;
+``eval.evaluate(bot, "expert", boards=600, episode="deal")``): greedy rollouts +0.096
+[+0.022, +0.170]; expert rollouts +0.175 [+0.099, +0.251] at 32 worlds, +0.188 at 64; with the
+margin 0.01, +0.224 [+0.151, +0.297] at 32 worlds and +0.233 [+0.164, +0.301] at 64. Drawing the
+worlds in proportion to how likely the other seats' card play is under a soft expert measured no
+better (+0.192 and +0.141 for two temperatures), and is not offered.
 The rules come from the observation, so every variant is searched under its own rules.
 """
 
@@ -49,7 +59,8 @@ from .hand_reading import cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
 from .search_kernels import rollout_actions, sample_worlds
 
-DEFAULT_WORLDS = 32
+DEFAULT_WORLDS = 64
+DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the expert's choice
 ROLLOUTS = ("expert", "greedy")
 DEFAULT_ROLLOUT = "expert"
 BATCH_WORLDS = 8  # worlds per batch under a time budget
@@ -220,6 +231,7 @@ class SearchBot(SeededBot):
         ms: float | None = None,
         rollout: str = DEFAULT_ROLLOUT,
         explore: float = 0.0,
+        margin: float = DEFAULT_MARGIN,
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
@@ -230,8 +242,11 @@ class SearchBot(SeededBot):
             raise ValueError(f"search option rollout must be one of {ROLLOUTS}, got {rollout!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
+            raise ValueError(f"search option margin must be a chance in 0..1, got {margin!r}")
         super().__init__(seed)
         self.worlds, self.ms, self.rollout, self.explore = worlds, ms, rollout, float(explore)
+        self.margin = float(margin)
 
     def act(self, observation: Observation) -> int:
         legal = legal_actions(observation)
@@ -248,7 +263,13 @@ class SearchBot(SeededBot):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         values = totals / done
-        return int(legal[int(np.argmax(values))])
+        best = int(np.argmax(values))
+        if self.margin:
+            observations, masks = observation["observation"][None], np.asarray(observation["action_mask"])[None]
+            kept = int(np.flatnonzero(legal == expert_actions(observations, masks)[0])[0])
+            if values[best] - values[kept] <= self.margin:
+                best = kept
+        return int(legal[best])
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""

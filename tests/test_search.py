@@ -153,3 +153,14 @@ def test_terminal_play_against_search():
     script = Script(then=first_label)
     assert run(script, partner="search:worlds=4", opponents=("search:worlds=4",)) == 0
     assert "Match over" in script.text
+
+
+def test_a_margin_keeps_the_experts_choice_unless_search_finds_better():
+    observations = [obs for _, _, obs in positions(3, seed=6) if obs["action_mask"].sum() > 1][:60]
+    expert = agents.make("expert")
+    never = SearchBot(worlds=4, margin=1.0, seed=2)  # no searched value beats another by a whole match
+    assert [never.act(o) for o in observations] == [expert.act(o) for o in observations]
+    plain = SearchBot(worlds=4, margin=0.0, seed=2)
+    assert any(plain.act(o) != expert.act(o) for o in observations)
+    with pytest.raises(ValueError, match="margin must be a chance"):
+        agents.make("search:margin=2")
