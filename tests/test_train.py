@@ -135,12 +135,14 @@ def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):
     assert n >= 300 and data.observations.shape[0] == data.masks.shape[0] == data.returns.shape[0] == n
     assert np.isfinite(data.observations).all() and np.isfinite(data.returns).all()
     assert data.masks[np.arange(n), data.actions].all()  # every recorded action was legal
-    assert calls[-1] == (300, 300) and [done for done, _ in calls] == sorted(done for done, _ in calls)
+    assert calls[0] == (0, 300) and calls[-1] == (300, 300)  # a line as soon as the phase begins
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
     again = imitation.record(config, seed=3)
     assert (again.observations == data.observations).all() and (again.returns == data.returns).all()
     progress = PhaseProgress("recording", "decisions", enabled=True)
-    progress(10, 100)
-    progress(20, 100)  # within 10 s of the last line: not printed
+    progress(0, 100)
+    progress(10, 100)  # within 10 s of the last line: not printed
     progress(100, 100)
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("[train] recording: 10/100 decisions (10%)")
+    assert len(lines) == 2 and lines[0].startswith("[train] recording: 0/100 decisions (0%)")
+    assert lines[0].endswith("starting") and lines[1].endswith("0s left")

@@ -79,6 +79,8 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
     game.reset(seed=int(rng.integers(2**63)))
     start(np.ones(RECORD_TABLES, dtype=bool))
     n = 0
+    if report:
+        report(n, size)  # the phase has begun (a first run then compiles the teacher, if it is numba)
     while n < size:
         observations, masks = game.observe(), game.legal_mask()
         seats = game.current

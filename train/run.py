@@ -262,10 +262,10 @@ class PhaseProgress:
         self.last = now
         elapsed = now - self.start
         rate = done / max(elapsed, 1e-9)
-        left = (total - done) / rate if rate > 0 else float("nan")
+        left = f"{(total - done) / rate:.0f}s left" if rate > 0 else "starting"
         print(
             f"[train] {self.what}: {done:,}/{total:,} {self.unit} ({done / total:.0%})  {rate:,.0f} {self.unit}/s  "
-            f"{elapsed:.0f}s elapsed, {left:.0f}s left",
+            f"{elapsed:.0f}s elapsed, {left}",
             file=sys.stderr,
             flush=True,
         )
