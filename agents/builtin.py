@@ -15,7 +15,7 @@ register("expert", ExpertBot)
 register("search", SearchBot)
 
 
-PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v0.npz"
+PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v1.npz"
 
 
 def pretrained() -> PolicyBot:

@@ -198,7 +198,7 @@ def test_bad_options_exit_2_with_a_clear_message(argv, message, capsys):
 
 
 def test_missing_pretrained_policy_is_explained(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(agents.builtin, "PRETRAINED", tmp_path / "allfours_v0.npz")
+    monkeypatch.setattr(agents.builtin, "PRETRAINED", tmp_path / "allfours_v1.npz")
     with pytest.raises(SystemExit) as exit_info:
         main(["--opponents", "pretrained"])
     assert exit_info.value.code == 2

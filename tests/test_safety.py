@@ -15,7 +15,7 @@ import pytest
 import agents
 from agents.builtin import PRETRAINED
 from agents.policy import (
-    LAYOUT_KEY, LEGACY_LAYOUT, LEGACY_OBS_SIZE, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
+    ADVISED_LAYOUT, LAYOUT_KEY, LEGACY_LAYOUT, LEGACY_OBS_SIZE, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
 )  # fmt: skip
 from allfours_env import N_ACTIONS, env
 
@@ -160,8 +160,10 @@ def test_exports_record_the_layout_and_version_less_files_are_layout_0(tmp_path)
     save_weights(small_weights(), path)
     assert int(np.load(path)[LAYOUT_KEY]) == OBS_LAYOUT
     assert [p.name for p in tmp_path.iterdir()] == ["policy.npz"]  # no temporary file left
-    assert LAYOUT_KEY not in np.load(PRETRAINED).files
-    assert int(load_weights(PRETRAINED)[LAYOUT_KEY]) == LEGACY_LAYOUT
+    version_less = {k: v for k, v in small_weights(LEGACY_LAYOUT).items() if k != LAYOUT_KEY}
+    np.savez(tmp_path / "old.npz", **version_less)  # as policies were exported before layouts were recorded
+    assert int(load_weights(tmp_path / "old.npz")[LAYOUT_KEY]) == LEGACY_LAYOUT
+    assert int(load_weights(PRETRAINED)[LAYOUT_KEY]) == ADVISED_LAYOUT  # the shipped policy reads the advice
 
 
 def test_a_layout_0_policy_reads_the_first_969_floats(tmp_path):
