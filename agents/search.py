@@ -25,7 +25,7 @@ hand and what has been played, so the searcher improves on the expert by one ste
 which looks one trick ahead seeing the world's hands.
 
 Options (``agents.make("search:worlds=32,ms=20")``): ``worlds``, the number of sampled worlds
-(default 32); ``ms``, a time budget per decision in milliseconds: worlds are then sampled in
+(default 64); ``ms``, a time budget per decision in milliseconds: worlds are then sampled in
 batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time budget makes the
 choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
 ``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout policy's chance of a

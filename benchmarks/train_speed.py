@@ -2,16 +2,16 @@
 
     python benchmarks/train_speed.py [--seconds 60] [--config configs/default.yaml]
 
-Four measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
+Five measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
 rollout, torch on one thread:
 
-* ``new, self-play``: ``python -m train``'s path (:mod:`train.selfplay`) with the config's network
-  (the compact input and the shared trunk) and PPO settings, every opponent the current policy;
+* ``new, self-play``: ``python -m train``'s path (:mod:`train.selfplay`) with the config's input,
+  network and PPO settings, every opponent the current policy;
 * ``new, self-play, overlapped``: the same with ``overlap_updates: true`` (:mod:`train.overlap`:
   the next rollout is collected on a second thread during the update; "collect" is then the
   time the update waits for it);
 * ``new, config's pool``: the same with the config's opponent pool (bots such as ``expert`` act in
-  Python, table by table, and cost what they cost);
+  one batched call per tick, and cost what they cost), synchronous and overlapped;
 * ``old path``: the training path this project had before the vector engine, rebuilt here: two
   single-agent envs in worker processes (SB3's ``SubprocVecEnv``), the opponents answering one
   decision at a time as :class:`agents.policy.PolicyBot`, the whole observation plus the features
@@ -137,18 +137,22 @@ def main() -> None:
             load_config(args.config, imitate="", opponents={"self": 1.0}, overlap_updates=True)
         ),
         "new, config's pool": lambda: new_path(config),
+        "new, config's pool, overlapped": lambda: new_path(
+            load_config(args.config, imitate="", output_dir=os.devnull, overlap_updates=True)
+        ),
     }
     if not args.skip_old:
         runs["old path"] = lambda: old_path(config.seed)
     print(f"config {args.config}: {config.n_envs} tables x n_steps {config.n_steps}, batch {config.batch_size}, "
-          f"{config.n_epochs} epochs, trunk {config.net_arch}; pool {config.opponents}")  # fmt: skip
+          f"{config.n_epochs} epochs, input {config.policy_input}, actor {config.net_arch}, critic {config.critic_arch} "
+          f"(hands: {config.critic_sees_hands}); pool {config.opponents}")  # fmt: skip
     results = {}
     for name, build in runs.items():
         model = build()
         results[name] = r = measure(model, args.seconds)
         model.env.close()
         print(
-            f"{name:27s} {r['steps/s']:8,.0f} steps/s  (collect {r['collect steps/s']:9,.0f}/s, "
+            f"{name:31s} {r['steps/s']:8,.0f} steps/s  (collect {r['collect steps/s']:9,.0f}/s, "
             f"update {r['update steps/s']:8,.0f}/s, collect {r['collect share']:.0%} of the time; "
             f"{r['steps']:,} steps in {r['seconds']:.0f}s)",
             flush=True,
