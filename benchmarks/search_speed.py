@@ -3,10 +3,11 @@
     python benchmarks/search_speed.py [--worlds 32 64] [--matches 6]
 
 Plays ``--matches`` whole matches of ``search`` (seats 0 and 2) against ``expert`` (seats 1 and
-3) through the env, seeds 0, 1, ..., and times every ``act`` of the search seats: the mean and
-the 95th percentile of those with more than one legal action (a forced move is answered at once).
-One process, one thread. The figures depend on the machine, not on the seed's luck alone: the
-first plays of a deal and the bids, whose rollouts play the whole deal, are the slow ones.
+3) through the project's match loop (:class:`agents.match.Match`), decks from seeds 0, 1, ...,
+and times every ``act`` of the search seats: the mean and the 95th percentile of those with more
+than one legal action (a forced move is answered at once). One process, one thread. The figures
+depend on the machine: the first plays of a deal and the bids, whose rollouts play the whole
+deal, are the slow ones.
 """
 
 from __future__ import annotations
@@ -17,32 +18,38 @@ import time
 import numpy as np
 
 import agents
-from allfours_env import env as make_env
+from agents.base import Observation
+from agents.match import Match
+from allfours_env.engine import Game
+from allfours_env.rules import Rules
 
-SEARCH_SEATS = (0, 2)
+
+class Timed:
+    """A bot's ``act`` timed, each decision filed by whether it had a choice."""
+
+    def __init__(self, bot: agents.Bot) -> None:
+        self.bot = bot
+        self.seconds: dict[bool, list[float]] = {True: [], False: []}
+
+    def reset(self, seed: int | None = None) -> None:
+        self.bot.reset(seed)
+
+    def act(self, observation: Observation) -> int:
+        start = time.perf_counter()
+        action = self.bot.act(observation)
+        self.seconds[int(observation["action_mask"].sum()) > 1].append(time.perf_counter() - start)
+        return action
 
 
 def decision_seconds(worlds: int, matches: int) -> dict[bool, list[float]]:
     """Seconds of every search decision, keyed by whether it had a choice."""
-    bots = [agents.make(f"search:worlds={worlds}"), agents.make("expert")] * 2
-    times: dict[bool, list[float]] = {True: [], False: []}
+    search = Timed(agents.make(f"search:worlds={worlds}"))
+    bots = [search, agents.make("expert")] * 2  # search at seats 0 and 2
     for match in range(matches):
         for seat, bot in enumerate(bots):
             bot.reset(match * len(bots) + seat)
-        game = make_env()
-        game.reset(seed=match)
-        for agent in game.agent_iter():
-            observation, _, terminated, truncated, _ = game.last()
-            if terminated or truncated:
-                game.step(None)
-                continue
-            seat = game.agents.index(agent)
-            start = time.perf_counter()
-            action = bots[seat].act(observation)
-            if seat in SEARCH_SEATS:
-                times[int(observation["action_mask"].sum()) > 1].append(time.perf_counter() - start)
-            game.step(action)
-    return times
+        Match(Game(Rules(), np.random.default_rng(match)), bots).run()
+    return search.seconds
 
 
 def main() -> None:
