@@ -25,11 +25,14 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from .sparse_input import SparseInputLinear
+
 
 def _mlp(width: int, sizes: list[int]) -> torch.nn.Sequential:
+    """ReLU layers; the first reads the mostly-zero policy input and skips its zeros (:mod:`train.sparse_input`)."""
     layers: list[torch.nn.Module] = []
-    for size in sizes:
-        layers += [torch.nn.Linear(width, size), torch.nn.ReLU()]
+    for i, size in enumerate(sizes):
+        layers += [(SparseInputLinear if i == 0 else torch.nn.Linear)(width, size), torch.nn.ReLU()]
         width = size
     return torch.nn.Sequential(*layers)
 
