@@ -96,7 +96,7 @@ NO_VALUE = -np.inf  # card_values of the cards that may not be played
 # ---------------------------------------------------------------- the match model, in points
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _equity(equity: np.ndarray, mine: int, theirs: int, target: int) -> float:
     if mine >= target:
         return 1.0
@@ -105,7 +105,7 @@ def _equity(equity: np.ndarray, mine: int, theirs: int, target: int) -> float:
     return equity[mine, theirs]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _point_weights(mine: int, theirs: int, target: int, hang: int, game: int, equity: np.ndarray):
     """How much each award would change my chance to win the match, scaled to about 1 a point
     (indexed by US_ONE ... THEM_GAME); face values where the target is far."""
@@ -129,7 +129,7 @@ def _point_weights(mine: int, theirs: int, target: int, hang: int, game: int, eq
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _deal_chance(
     mine: int, theirs: int, target: int, hang: int, game: int, equity: np.ndarray, first: int, play_diff: float
 ) -> float:
@@ -186,35 +186,35 @@ class _Table(NamedTuple):
     per_unit: float  # worth of one unit of Game value won (slope of the Game chance)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _p_none(q: float, k: int) -> float:
     """Chance a seat that holds each candidate card with probability ``q`` holds none of ``k``."""
     return math.pow(1.0 - q, np.float64(k)) if k else 1.0  # a float power, as Python computes it
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _p_holds(table: _Table, seat: int, bits: int) -> float:
     return 1.0 - _p_none(table.share[seat], (bits & table.pools[seat]).bit_count())
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mean(weights) -> float:
     return (weights[US_ONE] + weights[THEM_ONE]) / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _spread(game_left: float) -> float:
     return max(MIN_SPREAD, GAME_SPREAD * game_left)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _game_worth(lead: float, spread: float, weights) -> float:
     """Expected worth of the Game point for a Game lead ``lead`` with ``spread`` still to decide."""
     p_win = 0.5 * (1.0 + math.erf(lead / (spread * math.sqrt(2.0))))
     return p_win * weights[US_GAME] - (1.0 - p_win) * weights[THEM_GAME]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tie_lead(game_tie: int, dealer: int) -> float:
     """The Game lead a tie is worth: +TIE_LEAD if a tie goes to my team, -TIE_LEAD if to theirs."""
     if game_tie == TIE_NONE:
@@ -223,7 +223,7 @@ def _tie_lead(game_tie: int, dealer: int) -> float:
     return TIE_LEAD if (dealer % 2 == 0) == dealers_tie else -TIE_LEAD
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, np.ndarray]:
     """My hand, the unseen cards, and the cards each seat still holds; fills ``played``."""
     hand = rows.cards(row, rows.HAND)
@@ -240,7 +240,7 @@ def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, np.ndarray]:
     return hand, out, left
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _read_table(row: np.ndarray, equity: np.ndarray) -> _Table:
     played = np.empty(N_SEATS, np.int64)
     hand, out, left = _known(row, played)
@@ -295,7 +295,7 @@ def _read_table(row: np.ndarray, equity: np.ndarray) -> _Table:
 # ---------------------------------------------------------------- card play
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _card_value(table: _Table, card: int) -> float:
     """Expected worth (my team's chance of the match, in points) of playing ``card`` now, less its worth kept."""
     weights = table.weights
@@ -320,7 +320,7 @@ def _card_value(table: _Table, card: int) -> float:
     return ev - _keep_value(table, card)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _p_take(table: _Table, card: int) -> float:
     """Chance my team takes the trick if I play ``card``, from what the later players may hold.
 
@@ -351,7 +351,7 @@ def _p_take(table: _Table, card: int) -> float:
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _typical(bits: int, trump: int) -> int:
     """The middle card of ``bits`` by strength (plain cards below trumps)."""
     trumps = bits & SUIT_MASK[trump]
@@ -363,14 +363,14 @@ def _typical(bits: int, trump: int) -> int:
     return _nth_lowest(trumps, middle - n_plain)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nth_lowest(bits: int, n: int) -> int:
     for _ in range(n):
         bits &= bits - 1
     return lowest(bits)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jack_swing(ours: bool, p_ours: float, weights) -> float:
     """Worth of a trick holding the trump jack: 1 to its holder's team if it takes it, else 3 to the takers."""
     if ours:
@@ -378,7 +378,7 @@ def _jack_swing(ours: bool, p_ours: float, weights) -> float:
     return p_ours * weights[US_HANG] - (1.0 - p_ours) * weights[THEM_ONE]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jack_to_come(table: _Table, p_ours: float, trump_led: bool) -> float:
     """The unseen jack may still fall into this trick: a trump lead forces it from a player after
     me who has no other trump. Valued against what it brings if it stays out (``JACK_HOLDER_EDGE``)."""
@@ -397,14 +397,14 @@ def _jack_to_come(table: _Table, p_ours: float, trump_led: bool) -> float:
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _p_master(table: _Table, card: int) -> float:
     """Chance that no opponent can beat ``card`` if it were led now."""
     threat = beaters(card, table.trump)
     return (1.0 - _p_holds(table, NEXT, threat)) * (1.0 - _p_holds(table, PREVIOUS, threat))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _jack_future(table: _Table, hand: int) -> float:
     """What my unplayed jack is expected to bring, given the trumps guarding it in ``hand``."""
     higher = above(table.jack) & table.out
@@ -414,7 +414,7 @@ def _jack_future(table: _Table, hand: int) -> float:
     return p_safe * table.weights[US_ONE] - (1.0 - p_safe) * table.weights[THEM_HANG]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _keep_value(table: _Table, card: int) -> float:
     """What ``card`` is expected to bring if kept for a later trick."""
     p_win = _p_master(table, card)
@@ -433,7 +433,7 @@ def _keep_value(table: _Table, card: int) -> float:
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _play(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
     """The legal card of the highest worth (ties: the lowest card)."""
     if legal & (legal - 1) == 0:
@@ -453,7 +453,7 @@ def _play(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
 # ---------------------------------------------------------------- stand or beg, give or run
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bid_value(weights, hand: int, kick: int) -> float:
     """The point difference the play brings with ``hand`` and the kick's suit as trump, by a
     linear fit over: trumps held, the trump jack, the trump ten, High mine (no unseen trump
@@ -486,7 +486,7 @@ def _bid_value(weights, hand: int, kick: int) -> float:
     return weights[0] + total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _comb(n: int, k: int) -> int:
     if k < 0 or k > n:
         return 0
@@ -496,7 +496,7 @@ def _comb(n: int, k: int) -> int:
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bid_state(row: np.ndarray):
     """(mine, theirs, target, hang, game, hand, kick) before the play."""
     target = rows.target(row)
@@ -507,7 +507,7 @@ def _bid_state(row: np.ndarray):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _p_dealer_may_give(row: np.ndarray) -> float:
     """Chance the dealer is allowed to give one: 1, or with give_one_requires_trump the chance
     that its hand holds a card of the kick's suit (its cards drawn from those I have not seen)."""
@@ -522,7 +522,7 @@ def _p_dealer_may_give(row: np.ndarray) -> float:
     return 1.0 - _comb(n_out - n_trumps, held) / _comb(n_out, held)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stand_margin(row: np.ndarray, equity: np.ndarray) -> float:
     """My team's chance of the match if I stand, less if I beg (points where the target is far)."""
     mine, theirs, target, hang, game, hand, kick = _bid_state(row)
@@ -538,7 +538,7 @@ def _stand_margin(row: np.ndarray, equity: np.ndarray) -> float:
     return stand - beg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _give_margin(row: np.ndarray, equity: np.ndarray) -> float:
     """My team's chance of the match if I give one, less if I run the pack."""
     mine, theirs, target, hang, game, hand, kick = _bid_state(row)
@@ -547,7 +547,7 @@ def _give_margin(row: np.ndarray, equity: np.ndarray) -> float:
     return give - run
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _decide(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
     phase = rows.one_hot(row, rows.PHASE)
     if phase == STAND_OR_BEG:
@@ -560,7 +560,7 @@ def _decide(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
     return _play(row, legal & FULL_DECK, equity)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _legal_bits(mask: np.ndarray) -> int:
     bits = 0
     for a in range(mask.shape[0]):
@@ -569,13 +569,13 @@ def _legal_bits(mask: np.ndarray) -> int:
     return bits
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _actions_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
     for i in range(observations.shape[0]):
         out[i] = _decide(observations[i], _legal_bits(masks[i]), equity)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _values_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
     for i in range(observations.shape[0]):
         out[i, :] = NO_VALUE

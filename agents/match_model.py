@@ -35,12 +35,12 @@ MAX_OPTIONS = 2 * len(KICK_CHANCES)  # the equity table's kicks: either team's
 CHANCE, MINE, THEIRS = 0, 1, 2  # the columns of an option
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _option(awards: np.ndarray, row: int, i: int, chance: float, mine: int, theirs: int) -> None:
     awards[row, i, CHANCE], awards[row, i, MINE], awards[row, i, THEIRS] = chance, mine, theirs
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def play_awards(awards: np.ndarray, counts: np.ndarray, first: int, p: float, hang: int, game: int) -> int:
     """Write High, Low, Jack and Game, my team winning each with chance ``p``, at award rows
     ``first`` .. ``first + 3`` of ``awards`` (options: chance, my points, their points); returns
@@ -63,7 +63,7 @@ def play_awards(awards: np.ndarray, counts: np.ndarray, first: int, p: float, ha
     return first + 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kick_award(awards: np.ndarray, counts: np.ndarray, row: int, mine: bool, weight: float, start: int) -> None:
     """The kick points of a new kick for my team (``mine``) or theirs, each chance times
     ``weight``, as options ``start`` .. ``start + 3`` of award ``row``."""
@@ -73,7 +73,7 @@ def kick_award(awards: np.ndarray, counts: np.ndarray, row: int, mine: bool, wei
     counts[row] = start + len(KICK_CHANCES)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def win_chance(
     mine: int, theirs: int, target: int, awards: np.ndarray, counts: np.ndarray, n_awards: int, after: np.ndarray
 ) -> float:
@@ -124,7 +124,7 @@ def win_chance(
             total[level] += p * value
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_equity(target: int, hang: int, game: int, table: np.ndarray) -> None:
     awards = np.zeros((MAX_AWARDS, MAX_OPTIONS, 3))
     counts = np.zeros(MAX_AWARDS, np.int64)

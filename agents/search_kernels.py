@@ -67,7 +67,7 @@ _GAME_VALUE = np.array(CARD_GAME_VALUE, dtype=np.int64)
 _FULL_DECK = np.uint64((1 << N_CARDS) - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _winners(cards, best, trump):
     """The cards of ``cards`` that would take the lead from ``best`` (A7.5)."""
     suit = best // N_RANKS
@@ -75,7 +75,7 @@ def _winners(cards, best, trump):
     return higher if suit == trump else higher | (cards & _SUIT_BITS[trump])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cheapest(cards, trump):
     """The card of ``cards`` (non-empty) with the least (is trump, Game value, rank)."""
     best, best_key = -1, 1 << 30
@@ -89,14 +89,14 @@ def _cheapest(cards, trump):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nth(bits, n):
     for _ in range(n):
         bits &= bits - _ONE
     return lowest(bits)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _unseen_by(st, bs, t, seat):
     """The cards ``seat`` has not seen: not in its hand, not played, not kicked."""
     seen = bs[t, HAND + seat] | bs[t, KICKS_ASIDE]
@@ -107,7 +107,7 @@ def _unseen_by(st, bs, t, seat):
     return _FULL_DECK & ~seen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _respond(st, bs, t, seat, legal, played, best, best_seat, value, trump):
     """A later player's card in a simulated trick, from what that player knows: its hand and the
     cards seen (``played``: cards already in the trick). A card "nobody can beat" is one that no
@@ -131,7 +131,7 @@ def _respond(st, bs, t, seat, legal, played, best, best_seat, value, trump):
     return _cheapest(legal, trump)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish(st, bs, t, seat, n, k0, led, best, best_seat, value, jack_seat, trump, undertrump):
     """The trick's later players from position ``k0`` on (the seat that played position n is
     ``seat``) answer with :func:`_respond`: (winning seat, Game value, jack's seat or -1)."""
@@ -148,7 +148,7 @@ def _finish(st, bs, t, seat, n, k0, led, best, best_seat, value, jack_seat, trum
     return best_seat, value, jack_seat
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _score(winner, value, jack_seat, team, hang):
     """A trick's outcome for ``team``, in points: Game value at ``GAME_UNIT`` a ten, the jack."""
     ours = winner % 2 == team
@@ -162,7 +162,7 @@ def _score(winner, value, jack_seat, team, hang):
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _trick_result(st, bs, t, card, undertrump):
     """Play ``card`` for the seat to act at table t (the state is not changed) and let the later
     seats answer with :func:`_respond`: (winning seat, Game value of the trick, seat that played
@@ -187,7 +187,7 @@ def _trick_result(st, bs, t, card, undertrump):
     return _finish(st, bs, t, seat, n, n + 1, led, best, best_seat, value, jack_seat, trump, undertrump)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _play(st, bs, t, legal, uniform, explore, params):
     """The rollout's card: the best outcome of this trick by :func:`_trick_result`, in points
     (Game value at ``GAME_UNIT`` a ten, the jack at 1 or the hang), less a little for spending a
@@ -209,7 +209,7 @@ def _play(st, bs, t, legal, uniform, explore, params):
     return choice
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rollout_actions(st, bs, params, uniforms, explore, out):
     """out[t] = the greedy rollout policy's action at every live table (0 where it is over)."""
     for t in range(st.shape[0]):
@@ -237,7 +237,7 @@ STOCK = 3  # index of the stock among the places a card can go (the three other 
 N_PLACES = 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _placeable(room, may_hold, remaining):
     """Hall's condition: every group of seats can be filled from the cards one of them may hold."""
     for group in range(1, 1 << STOCK):
@@ -257,7 +257,7 @@ def _placeable(room, may_hold, remaining):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_worlds(orders, room, may_hold, uniforms, out):
     """Deal the unseen cards, in the order ``orders[w]`` (a random permutation), in each world w.
 

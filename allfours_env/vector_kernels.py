@@ -103,7 +103,7 @@ def _bit(card):
     return _ONE << np.uint64(card)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -111,13 +111,13 @@ def popcount(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lowest(x):
     """Index of the lowest set bit of a non-zero bit set."""
     return popcount((x & (~x + _ONE)) - _ONE)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def highest(x):
     """Index of the highest set bit of a non-zero bit set."""
     for shift in (np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(8), np.uint64(16), np.uint64(32)):
@@ -125,7 +125,7 @@ def highest(x):
     return popcount(x) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _next_random(rng, t):
     """splitmix64: the next 64 random bits of table t's stream."""
     rng[t] += np.uint64(0x9E3779B97F4A7C15)
@@ -135,13 +135,13 @@ def _next_random(rng, t):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _below(rng, t, k):
     """A uniform integer in 0..k-1 (k small: the bias of the 32-bit multiply is below 1e-8)."""
     return np.int64(((_next_random(rng, t) >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shuffle(rng, t, out):
     """out[:] = a uniform permutation of 0..51 (Fisher-Yates)."""
     for i in range(N_CARDS):
@@ -154,7 +154,7 @@ def _shuffle(rng, t, out):
 # ---------------------------------------------------------------- dealing, kicks, runs (A3-A6)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_dealer(rule, rng, t, scratch):
     if rule >= 0:
         return rule
@@ -183,7 +183,7 @@ def _first_dealer(rule, rng, t, scratch):
         _shuffle(rng, t, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _award(st, t, team, points, params, gained):
     st[t, SCORE0 + team] += points
     gained[t, team] += points
@@ -195,7 +195,7 @@ def _award(st, t, team, points, params, gained):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _turn_kick(st, deck, t, params, kick_points, gained):
     """A5: turn up the next card; the dealer's team scores its kick points at once."""
     card = deck[t, st[t, NEXT_CARD]]
@@ -205,7 +205,7 @@ def _turn_kick(st, deck, t, params, kick_points, gained):
     return points > 0 and _award(st, t, st[t, DEALER] % 2, points, params, gained)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _deal_cards(st, bs, deck, t, start, count, batch):
     """Deal deck[start:start+count] from the seat after the dealer, one or three at a time (A4.2)."""
     first = st[t, DEALER] + 1
@@ -214,7 +214,7 @@ def _deal_cards(st, bs, deck, t, start, count, batch):
         bs[t, HAND + seat] |= _bit(deck[t, start + k])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
     """A4-A5: a fresh deck, six cards each from the seat after the dealer, then the kick."""
     d = st[t, NEXT_DECK]
@@ -243,7 +243,7 @@ def _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
     """A6.5-A6.6: set the kick aside, deal three more each, kick again until the suit changes."""
     begged_suit = st[t, KICK] // N_RANKS
@@ -267,7 +267,7 @@ def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_p
 # ---------------------------------------------------------------- trick play (A7)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _start_play(st, bs, t, trump):
     """Fix the trump and take the A8.2 snapshot of who holds High, Low and the Jack."""
     st[t, TRUMP] = trump
@@ -291,7 +291,7 @@ def _start_play(st, bs, t, trump):
     st[t, LEADER] = st[t, CURRENT] = (st[t, DEALER] + 1) % N_SEATS
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_points, gained):
     seat = st[t, CURRENT]
     bit = _bit(card)
@@ -337,7 +337,7 @@ def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_poi
 # ---------------------------------------------------------------- scoring (A8, A9)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
     """A8.3: High, Low, Jack, Game in this order, the match ending at the first to the target."""
     if bs[t, TRUMPS_IN_HANDS]:
@@ -373,7 +373,7 @@ def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
 # ---------------------------------------------------------------- legal actions per phase
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def legal_cards(hand, trick_len, led, trump, win_card, undertrump):
     """The cards of ``hand`` (a bit set) that may be played to a trick of ``trick_len`` cards so
     far, led suit ``led``, best card ``win_card`` (A7.2-A7.4)."""
@@ -393,7 +393,7 @@ def legal_cards(hand, trick_len, led, trump, win_card, undertrump):
     return legal
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def legal_bits(st, bs, t, params):
     """Legal actions of table t as a bit set over action ids 0..55 (0 when it is over)."""
     phase = st[t, PHASE]
@@ -418,7 +418,7 @@ def legal_bits(st, bs, t, params):
 # ---------------------------------------------------------------- apply
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _apply(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained):
     if action < N_CARDS:
         _play(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained)
@@ -441,7 +441,7 @@ def _apply(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_
 # ---------------------------------------------------------------- loops over the tables
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def start_matches(st, bs, deck, trick_no, given, n_given, dealers, scores, rng, tables, params, kick_points, gained):
     """Start a match at every table with ``tables[t]``: its scores, its dealer (-1: by the rule)."""
     scratch = np.empty(N_CARDS, dtype=np.int8)
@@ -456,7 +456,7 @@ def start_matches(st, bs, deck, trick_no, given, n_given, dealers, scores, rng, 
         _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def first_illegal(st, bs, actions, active, params):
     """The first live active table whose action is not legal, or -1 if every action is."""
     for t in range(st.shape[0]):
@@ -468,7 +468,7 @@ def first_illegal(st, bs, actions, active, params):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, params, kick_points, gained):
     """Apply ``actions[t]`` at every live table where ``active[t]`` (all already checked legal)."""
     gained[:] = 0
@@ -477,7 +477,7 @@ def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, param
             _apply(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def legal_masks(st, bs, params, out):
     """out[t, a] = whether action a is legal at table t (bool, all False when it is over)."""
     for t in range(st.shape[0]):
@@ -486,7 +486,7 @@ def legal_masks(st, bs, params, out):
             out[t, a] = (bits >> np.uint64(a)) & _ONE != 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _set_bits(out, t, offset, bits):
     while bits:
         low = lowest(bits)
@@ -494,7 +494,7 @@ def _set_bits(out, t, offset, bits):
         bits &= bits - _ONE
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_all(st, bs, trick_no, seats, params, rules_block, out):
     """out[t] = the observation of seat ``seats[t]`` at table t, as observation.encode writes it;
     ``rules_block``: the observation's rules piece (observation.rules_block), the same at every table."""
@@ -541,7 +541,7 @@ def observe_all(st, bs, trick_no, seats, params, rules_block, out):
         out[t, _O_RULES : _O_RULES + len(rules_block)] = rules_block
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_legal_all(st, bs, params, uniforms, out):
     """out[t] = the legal action of rank floor(uniforms[t] * count) at table t (0 when it is over)."""
     for t in range(st.shape[0]):
