@@ -130,16 +130,15 @@ def main() -> None:
     parser.add_argument("--skip-old", action="store_true", help="leave out the old path")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    config = load_config(args.config, imitate="", output_dir=os.devnull)
+    def variant(**overrides) -> TrainConfig:  # the config, no warm start, nothing written
+        return load_config(args.config, imitate="", output_dir=os.devnull, **overrides)
+
+    config = variant()
     runs = {
-        "new, self-play": lambda: new_path(load_config(args.config, imitate="", opponents={"self": 1.0})),
-        "new, self-play, overlapped": lambda: new_path(
-            load_config(args.config, imitate="", opponents={"self": 1.0}, overlap_updates=True)
-        ),
+        "new, self-play": lambda: new_path(variant(opponents={"self": 1.0})),
+        "new, self-play, overlapped": lambda: new_path(variant(opponents={"self": 1.0}, overlap_updates=True)),
         "new, config's pool": lambda: new_path(config),
-        "new, config's pool, overlapped": lambda: new_path(
-            load_config(args.config, imitate="", output_dir=os.devnull, overlap_updates=True)
-        ),
+        "new, config's pool, overlapped": lambda: new_path(variant(overlap_updates=True)),
     }
     if not args.skip_old:
         runs["old path"] = lambda: old_path(config.seed)
