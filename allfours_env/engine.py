@@ -121,6 +121,18 @@ def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     return cards
 
 
+def check_seed(seed: object) -> int | None:
+    """A seed as ``numpy.random.default_rng`` takes it: None (fresh entropy) or an int 0 or more,
+    of any size (numpy integers count as ints), else a ValueError. A bool or a float is not a seed."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(
+            f"seed must be None or a non-negative integer (0 or more, any size), got {seed!r} ({type(seed).__name__})"
+        )
+    return int(seed)
+
+
 def check_start(
     rules: Rules, decks: Sequence[Sequence[int]] | None, dealer: int | None, scores: Sequence[int] | None
 ) -> tuple[list[list[int]], tuple[int, int]]:

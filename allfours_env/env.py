@@ -91,8 +91,13 @@ Reset options
     ``reset(seed, options={"decks": [deck, ...], "dealer": s, "scores": [team0, team1]})``:
     each deal takes the next given deck (a permutation of 0..51, dealt from index 0), then
     decks come from the seeded generator; ``dealer`` fixes the first dealer, ``scores`` the
-    starting score. ``env.unwrapped.scores`` is ``(team0, team1)`` after every step and
+    starting score. ``seed``: None or an int 0 or more. A bad seed or option raises a ValueError
+    and changes nothing. ``env.unwrapped.scores`` is ``(team0, team1)`` after every step and
     ``env.unwrapped.game`` the engine (its ``events`` list is the log of the match).
+    A call out of order is a RuntimeError saying to call reset: in ``raw_env``, any method that
+    needs the match before the first reset, and ``step`` or ``last`` once every agent is done
+    and stepped out (``agents`` is empty). ``env()``'s PettingZoo wrapper reports a call before
+    reset itself and only warns on such a ``step``; its ``last`` raises the same RuntimeError.
 
 Version history
     v1: the observation ends with the ``rules`` block (986 floats, was 969); ``render_seat``.
@@ -102,6 +107,7 @@ Version history
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -111,7 +117,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .cards import N_SEATS
-from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game
+from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game, check_seed
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
 from .rewards import REWARD_MODES, event_reward
@@ -142,6 +148,13 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         except BaseException:
             self._has_reset = had_reset
             raise
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict]:
+        # PettingZoo's last() reads the wrapper's copies of the dicts (a KeyError once every agent
+        # is stepped out); the env's own last() says what to do instead.
+        if not self._has_reset:
+            return super().last(observe)  # PettingZoo's "cannot be accessed before reset"
+        return self.env.last(observe)
 
 
 class raw_env(AECEnv):
@@ -195,18 +208,23 @@ class raw_env(AECEnv):
         self.agents = []
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[_check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[_check_agent(agent)]
 
     @property
     def scores(self) -> tuple[int, int]:
         return tuple(self.game.scores) if self.game else (0, 0)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(
+                f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
+            )
         options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
         if unknown:  # a warning, not an error: generic tools (PettingZoo's api_test) pass their own keys
             logger.warn(f"reset ignores unknown option(s) {unknown}; allfours options: {list(RESET_OPTIONS)}")
         if seed is not None or self.np_random is None:
@@ -234,6 +252,7 @@ class raw_env(AECEnv):
         self._after_engine_step(AGENTS[0])
 
     def step(self, action: int | None) -> None:
+        self._check_agent_to_act("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -273,19 +292,40 @@ class raw_env(AECEnv):
             self.rewards[a] += points if seat % 2 == team else -points
         self._rewards_given = True
 
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
+        self._check_agent_to_act("last")
+        return super().last(observe)
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if agent not in SEAT_OF:
-            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
-        observation, mask = encode_with_mask(self.game, SEAT_OF[agent])
+        seat = SEAT_OF[_check_agent(agent)]
+        self._check_started("observe")
+        observation, mask = encode_with_mask(self.game, seat)
         return {"observation": observation, "action_mask": mask}
 
     def state(self) -> np.ndarray:
+        self._check_started("state")
         return encode_state(self.game)
+
+    def _check_started(self, method: str) -> None:
+        """A clear error instead of an AttributeError on the missing game (the raw env has no
+        order-enforcing wrapper)."""
+        if self.game is None:
+            raise RuntimeError(f"{method}() needs a match: call reset() first")
+
+    def _check_agent_to_act(self, method: str) -> None:
+        """A clear error instead of a KeyError once every agent has been stepped out."""
+        self._check_started(method)
+        if not self.agents:
+            raise RuntimeError(
+                f"{method}(): the match (or deal episode) is over and every agent is done; "
+                "call reset() to start a new one"
+            )
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'")
             return None
+        self._check_started("render")
         game = self.game
         seat = self.render_seat
         if seat is None:
@@ -309,6 +349,13 @@ class raw_env(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+def _check_agent(agent: object) -> str:
+    """``agent`` if it is one of the env's agents, else a ValueError listing them."""
+    if not isinstance(agent, str) or agent not in SEAT_OF:  # str first: a list is unhashable
+        raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}")
+    return agent
 
 
 # help(env) and help(raw_env) show the whole documentation: each one's own summary, then the

@@ -2,6 +2,7 @@
 
 Every field is named exactly as its A0 key, so ``Rules(**kwargs)`` is how the env reads its
 keyword arguments. Part B of docs/rules.md gives the sources behind each default.
+``target_score``, ``hang_jack_points`` and ``game_points`` are integers 1..``MAX_POINTS`` (1,000,000).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 _FIRST_DEALER_NAMES = ("cut", "first_jack", "random")
 _POSITIVE_INTS = ("target_score", "hang_jack_points", "game_points")
+# The largest value of a _POSITIVE_INTS rule. Far above any real match, and small enough that a
+# score plus any award fits the engines' int64 state and that every score, 1 / target_score and
+# points / target_score in the float32 observation decodes back exactly (that needs < 2**23).
+MAX_POINTS = 1_000_000
 _BOOLS = ("give_one_requires_trump", "stand_requires_trump", "single_trump_counts_high_and_low")
 
 
@@ -57,8 +62,8 @@ class Rules:
                 object.__setattr__(self, key, value.item())
         for key in _POSITIVE_INTS:
             value = getattr(self, key)
-            if not _is_int(value) or value < 1:
-                raise ValueError(f"rule {key!r} must be a positive integer, got {value!r}")
+            if not _is_int(value) or not 1 <= value <= MAX_POINTS:
+                raise ValueError(f"rule {key!r} must be a positive integer, 1..{MAX_POINTS}, got {value!r}")
         for key in _BOOLS:
             value = getattr(self, key)
             if not isinstance(value, bool):

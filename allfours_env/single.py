@@ -42,14 +42,14 @@ as PettingZoo's ``TerminateIllegalWrapper`` does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from .cards import N_SEATS
-from .engine import EPISODES, N_ACTIONS, Event, Game
+from .engine import EPISODES, N_ACTIONS, Event, Game, check_seed, check_start
 from .env import RESET_OPTIONS
 from .observation import observation_high
 from .rewards import REWARD_MODES, event_reward
@@ -108,8 +108,10 @@ class SingleAgentEnv(gym.Env):
                                      ("illegal", illegal, ILLEGAL_MODES)):  # fmt: skip
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        if team not in (None, 0, 1) or isinstance(team, bool):
+        is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
+        if not (team is None or is_int and team in (0, 1)):
             raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
+        team = None if team is None else int(team)  # a numpy integer counts as an int
         self.rules = Rules.from_kwargs(**rules)
         self.reward_mode, self.episode, self.illegal, self.fixed_team = reward, episode, illegal, team
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
@@ -131,11 +133,19 @@ class SingleAgentEnv(gym.Env):
     # ---------------------------------------------------------------- Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        """A new episode; ``options``: the AEC env's reset options (``decks``, ``dealer``, ``scores``)."""
+        """A new episode; ``options``: the AEC env's reset options (``decks``, ``dealer``, ``scores``).
+        A bad seed or option raises a ValueError before any generator is drawn from or reseeded."""
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(
+                f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
+            )
         options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
+        # Checked before reseeding or drawing: a reset that fails leaves the generator as it was.
+        check_start(self.rules, options.get("decks"), options.get("dealer"), options.get("scores"))
         super().reset(seed=seed)
         from agents.match import Match  # lazy: allfours_env does not depend on agents
 
@@ -145,7 +155,6 @@ class SingleAgentEnv(gym.Env):
         partners = self._draw_partner(rng)
         to_reset = {id(bot): bot for bot in opponents + partners}.values()  # each bot once, in seat order
         bot_seeds = [int(rng.integers(SEED_RANGE)) for _ in to_reset]
-        # The engine checks the options before anything of this env changes.
         game = Game(self.rules, np.random.default_rng(int(rng.integers(SEED_RANGE))), episode=self.episode, **options)
         for bot, bot_seed in zip(to_reset, bot_seeds):
             bot.reset(bot_seed)
@@ -192,6 +201,8 @@ class SingleAgentEnv(gym.Env):
 
     def get_state(self) -> dict[str, Any]:
         """Everything that decides what happens next (picklable), for checkpoints."""
+        if self.match is None:
+            raise RuntimeError("get_state() needs an episode: call reset() first")
         state = {name: getattr(self, name) for name in STATE_FIELDS}
         state.update(game=self.match.game, bots=self.match.bots, np_random=self.np_random.bit_generator.state)
         return state

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import vector_kernels as k
 from .cards import N_CARDS, N_SEATS
-from .engine import EPISODES, N_ACTIONS, PHASE_NAMES, action_text, check_start
+from .engine import EPISODES, N_ACTIONS, PHASE_NAMES, action_text, check_seed, check_start
 from .observation import OBS_SIZE, rules_block
 from .rules import KICK_POINTS, Rules
 
@@ -108,20 +108,23 @@ class VectorGame:
     def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None) -> np.ndarray:
         """Start a new match at every table.
 
-        ``seed`` seeds every table's random stream (None: fresh entropy). ``options``: None, or a
-        list of ``n`` dicts (or None), each like the env's reset options ``{"decks": [deck, ...],
-        "dealer": seat, "scores": [team0, team1]}``. Bad options raise a ValueError naming the
-        table and change nothing. Returns the points (int64 (n, 2)) each team gained from the
-        first kick at each table.
+        ``seed`` seeds every table's random stream (None: fresh entropy; else an int 0 or more).
+        ``options``: None, or a list of ``n`` dicts (or None), each like the env's reset options
+        ``{"decks": [deck, ...], "dealer": seat, "scores": [team0, team1]}``. A bad seed or bad
+        options raise a ValueError (naming the table) and change nothing. Returns the points
+        (int64 (n, 2)) each team gained from the first kick at each table.
         """
         n = self.n
-        try:
-            streams = np.random.SeedSequence(seed).generate_state(n, np.uint64)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({err})") from None
-        if options is not None and (isinstance(options, (str, bytes, dict)) or len(options) != n):
-            got = type(options).__name__
-            raise ValueError(f"options must be None or a list of {n} dicts (one per table), got {got}")
+        streams = np.random.SeedSequence(check_seed(seed)).generate_state(n, np.uint64)
+        if options is not None:
+            listed = isinstance(options, Sequence) and not isinstance(options, str | bytes)
+            listed = listed or isinstance(options, np.ndarray) and options.ndim == 1
+            if not listed or len(options) != n:
+                got = f"{len(options)} entries" if listed else type(options).__name__
+                raise ValueError(
+                    f"options must be None or a list of {n} dicts or Nones, one per table (each dict with keys "
+                    f"{RESET_OPTIONS}); got {got}"
+                )
         decks: list[list[list[int]]] = []
         dealers = np.full(n, -1, dtype=np.int64)
         scores = np.zeros((n, 2), dtype=np.int64)
@@ -158,7 +161,7 @@ class VectorGame:
             options = {}
         if not isinstance(options, dict):
             raise ValueError(f"options[{table}] must be a dict with keys {RESET_OPTIONS} or None, got {options!r}")
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
         if unknown:
             raise ValueError(f"options[{table}] has unknown key(s) {unknown}; allowed: {list(RESET_OPTIONS)}")
         dealer = options.get("dealer")
@@ -268,6 +271,10 @@ class VectorGame:
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per table (0 where the table is over), drawn from ``rng``."""
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(
+                f"sample_legal takes a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+            )
         out = np.empty(self.n, dtype=np.int64)
         k.sample_legal_all(self._st, self._bs, self._params, rng.random(self.n), out)
         return out
