@@ -35,8 +35,15 @@ from allfours_env import N_ACTIONS, OBS_SIZE
 
 from .base import Observation, SeededBot
 from .features import (
-    ADVISED_SIZE, COMPACT_SIZE, N_FEATURES, batch_advised_input, batch_compact_input, batch_features, batch_policy_input,
+    ADVISED_SIZE,
+    COMPACT_SIZE,
+    N_FEATURES,
+    batch_advised_input,
+    batch_compact_input,
+    batch_features,
+    batch_policy_input,
 )
+from .npz_file import read_npz
 
 LEGACY_LAYOUT = 0  # files without a recorded layout: 969 observation floats, then the features
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
@@ -50,6 +57,10 @@ INPUT_SIZES = {
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
+# Every policy input lies in [-1, 1] (agents.features); a network whose activations could pass
+# MAX_ACTIVATION for some such input is refused at load, far below float32's 3.4e38 overflow.
+INPUT_BOUND = 1.0
+MAX_ACTIVATION = 1e30
 SB3_WEIGHTS = "policy.pth"
 SB3_DATA = "data"
 SB3_ACTOR_PREFIX = "mlp_extractor.policy_net."
@@ -103,9 +114,12 @@ def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np
 def choose(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
     """One action per row of ``logits`` (n, 56) among the legal ones of ``masks``: the best
     (``uniforms`` None), or a sample of the masked softmax by inverting its CDF at ``uniforms[i]``."""
-    masked = np.where(masks > 0, logits, -np.inf)
-    if not np.isfinite(masked).any(axis=1).all():
+    legal = masks > 0
+    if not legal.any(axis=1).all():
         raise ValueError("no legal action in the mask: this agent is not the one to act")
+    if not np.isfinite(logits[legal]).all():
+        raise ValueError("the policy's logits of legal actions are NaN or infinite: its weights or input are broken")
+    masked = np.where(legal, logits, -np.inf)
     if uniforms is None:
         return masked.argmax(axis=1)
     p = np.exp(masked - masked.max(axis=1, keepdims=True))
@@ -154,10 +168,7 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
 
 
 def _read_npz(path: Path) -> Weights:
-    with zipfile.ZipFile(path) as archive:
-        _check_members(archive, path)
-    with np.load(path, allow_pickle=False) as data:
-        weights = {k: data[k] for k in data.files}
+    weights = read_npz(path, MAX_MEMBER_BYTES)  # an NpzError is a ValueError: load_weights names the file
     weights.setdefault(LAYOUT_KEY, np.array(LEGACY_LAYOUT))
     return weights
 
@@ -261,10 +272,28 @@ def check_weights(weights: Weights, source: Any) -> int:
                 )
             if array.dtype.kind != "f":
                 raise fail(f"{name} has dtype {array.dtype}; weights are floating point")
-            if not np.isfinite(array).all():
-                raise fail(f"{name} holds NaN or infinite values")
+            with np.errstate(over="ignore"):  # an overflow to inf is what the check finds
+                in_float32 = array.astype(np.float32)  # the network runs in float32
+            if not np.isfinite(in_float32).all():
+                raise fail(f"{name} holds NaN or infinite values, or values beyond float32's range")
         size = width
+    _check_activation_bound(weights, n_hidden, fail)
     return layout
+
+
+def _check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:
+    """Refuse weights that could overflow float32 in a forward pass: for inputs in
+    [-INPUT_BOUND, INPUT_BOUND], |layer output| <= |W|^T |layer input| + |b| (tanh and ReLU never
+    grow a value), computed in float64; every bound must stay below MAX_ACTIVATION."""
+    bound = np.full(weights["w0" if n_hidden else "w_out"].shape[0], INPUT_BOUND)
+    for i in [*range(n_hidden), "_out"]:
+        w, b = (np.abs(weights[f"{p}{i}"].astype(np.float64)) for p in "wb")
+        bound = bound @ w + b
+        if not bound.max(initial=0.0) < MAX_ACTIVATION:
+            raise fail(
+                f"w{i} and b{i} are so large that a forward pass may overflow float32 (an activation up to "
+                f"{bound.max():.3g} for inputs in [-{INPUT_BOUND:g}, {INPUT_BOUND:g}]; at most {MAX_ACTIVATION:g} is accepted)"
+            )
 
 
 def save_weights(weights: Weights, path: str | Path) -> None:

@@ -43,19 +43,21 @@ def bind_to_parent(parent: int) -> None:
 
 
 @contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Run a block (a file write) to its end even if Ctrl-C comes; the KeyboardInterrupt follows it.
+def interrupts_deferred(reraise: bool = True) -> Iterator[list[int]]:
+    """Run a block (a file write) to its end even if Ctrl-C comes. Then, with ``reraise``, the
+    KeyboardInterrupt follows; without, the block's list of caught signals tells the caller
+    (``with interrupts_deferred(reraise=False) as caught: ...; if caught: ...``).
 
     Python runs signal handlers in the main thread only: elsewhere the block just runs.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
     previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
-        yield
+        yield caught
     finally:
         signal.signal(signal.SIGINT, previous)
-    if caught:
+    if caught and reraise:
         raise KeyboardInterrupt

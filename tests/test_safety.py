@@ -254,10 +254,13 @@ def test_deferred_interrupts_wait_for_the_block_and_work_off_the_main_thread():
             signal.raise_signal(signal.SIGINT)
             done.append("block")
     assert done == ["block"]
+    with interrupts_deferred(reraise=False) as caught:  # the caller decides: the work was done
+        signal.raise_signal(signal.SIGINT)
+    assert caught == [signal.SIGINT]
     thread = threading.Thread(target=lambda: done.append(interrupts_deferred().__enter__()))
     thread.start()
     thread.join()
-    assert done == ["block", None]
+    assert done == ["block", []]
 
 
 def test_odd_zip_contents_are_clear_errors(tiny_zip, tmp_path):
@@ -271,3 +274,76 @@ def test_odd_zip_contents_are_clear_errors(tiny_zip, tmp_path):
     for path in (odd_activation, odd_dtype, not_json):
         with pytest.raises(CheckpointError):
             agents.make(str(path))
+
+
+# ---------------------------------------------------------------- policy files that pass naive checks
+
+
+def npy_bytes(header: dict, data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue() + data
+
+
+def npz_with(path: Path, weights: dict[str, np.ndarray], extra: dict[str, bytes]) -> Path:
+    """An .npz of ``weights`` plus raw members ``extra`` (name -> bytes), stored as given."""
+    save_npz(path, weights)
+    with zipfile.ZipFile(path, "a") as archive:
+        for name, content in extra.items():
+            archive.writestr(name, content)
+    return path
+
+
+def test_a_member_that_is_not_an_array_is_refused(tmp_path):
+    weights = small_weights()
+    del weights["b0"]
+    path = npz_with(tmp_path / "odd.npz", weights, {"b0": b"not an array"})
+    with pytest.raises(CheckpointError, match="member 'b0' is not an .npy array"):
+        agents.make(str(path))
+
+
+def test_a_declared_shape_larger_than_the_file_is_refused_before_allocation(tmp_path):
+    weights = small_weights()
+    del weights["b0"]
+    huge = npy_bytes({"descr": "<f4", "fortran_order": False, "shape": (2**40,)}, b"\0" * 16)  # 4 TiB declared
+    path = npz_with(tmp_path / "huge.npz", weights, {"b0.npy": huge})
+    with pytest.raises(CheckpointError, match=r"array 'b0' declares shape \(1099511627776,\) of float32 \(4,398,"):
+        agents.make(str(path))
+
+
+def test_the_arrays_of_a_file_are_capped_in_bytes(tmp_path):
+    from agents.npz_file import NpzError, read_npz
+
+    path = save_npz(tmp_path / "zeros.npz", {"a": np.zeros(1000), "b": np.zeros(1000)})
+    assert set(read_npz(path, 16_000)) == {"a", "b"}
+    with pytest.raises(NpzError, match="the arrays take more than 15,999 bytes"):
+        read_npz(path, 15_999)
+
+
+@pytest.mark.parametrize(
+    "value, dtype, message",
+    [
+        (1e300, np.float64, "beyond float32's range"),  # finite in float64, infinite in float32
+        (3e38, np.float32, "may overflow float32"),  # finite, but a forward pass reaches infinity
+    ],
+)
+def test_weights_that_overflow_in_float32_are_refused_at_load(tmp_path, value, dtype, message):
+    weights = small_weights()
+    weights["w0"] = np.full(weights["w0"].shape, value, dtype=dtype)
+    with pytest.raises(CheckpointError, match=f"w0.*{message}"):
+        agents.make(str(save_npz(tmp_path / "big.npz", weights)))
+
+
+def test_real_policies_pass_the_overflow_bound():
+    assert agents.make("pretrained").act(first_observation()) in range(N_ACTIONS)
+
+
+def test_non_finite_logits_are_named_as_such():
+    from agents.policy import choose
+
+    masks = np.zeros((1, N_ACTIONS), dtype=np.int8)
+    masks[0, 3] = 1
+    with pytest.raises(ValueError, match="logits of legal actions are NaN or infinite"):
+        choose(np.full((1, N_ACTIONS), np.inf), masks, None)
+    with pytest.raises(ValueError, match="no legal action in the mask"):
+        choose(np.zeros((1, N_ACTIONS)), np.zeros((1, N_ACTIONS), dtype=np.int8), None)
