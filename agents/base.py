@@ -5,7 +5,9 @@ A bot is built once, may be told that a match starts (``reset(seed)``), and answ
 returns: ``{"observation": float32[OBS_SIZE], "action_mask": int8[56]}``. Bots see nothing else; they
 read the observation through :func:`allfours_env.decode`. A bot without memory may also offer
 ``act_batch(observations, masks) -> actions`` (n rows at once, each what ``act`` would answer):
-training and search then ask it for every table in one call.
+training and search then ask it for every table in one call. A bot that draws random numbers
+offers ``get_state()`` / ``set_state(state)`` with plain data, so that a training checkpoint
+continues it exactly (:class:`SeededBot` does).
 """
 
 from __future__ import annotations
@@ -40,6 +42,19 @@ class SeededBot:
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+
+    def get_state(self) -> dict:
+        """The generator's state as plain data (for training checkpoints)."""
+        return {"rng": self._rng.bit_generator.state}
+
+    def set_state(self, state: dict) -> None:
+        """Continue from a :meth:`get_state`; a ValueError if it is not one, and nothing changes."""
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, KeyError, ValueError) as err:
+            raise ValueError(f"not a bot state ({type(err).__name__}: {err})") from None
+        self._rng = rng
 
 
 def legal_actions(observation: Observation) -> np.ndarray:

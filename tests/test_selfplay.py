@@ -20,7 +20,8 @@ pytest.importorskip("sb3_contrib")
 from agents.expert import ExpertBot  # noqa: E402
 from agents.policy import COMPACT_LAYOUT, PolicyBot, batch_inputs, input_size  # noqa: E402
 from allfours_env.vector import VectorGame  # noqa: E402
-from train.opponents import SELF, SNAPSHOT, Opponent, OpponentPool  # noqa: E402
+from train.config import SELF, SNAPSHOT  # noqa: E402
+from train.opponents import Opponent, OpponentPool  # noqa: E402
 from train.selfplay import HIDDEN_SIZE, SelfPlayVecEnv  # noqa: E402
 
 

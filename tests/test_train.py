@@ -100,13 +100,14 @@ def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
 def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
     seen = {}
 
-    def fake_train(config, resume=False, progress=True, extend=False):
+    def fake_train(config, resume, progress, extend):
         seen["rules"] = config.rules
         return tmp_path / "final.zip"
 
-    monkeypatch.setattr("train.run.train", fake_train)
+    monkeypatch.setattr("train.run.train_in_held_run", fake_train)
     quick = str(CONFIG_DIR / "quick.yaml")
-    argv = ["--config", quick, "--rule", "target_score=7", "--rule", "undertrump=forbidden_when_can_follow"]
+    argv = ["--config", quick, "--output-dir", str(tmp_path), "--rule", "target_score=7",
+            "--rule", "undertrump=forbidden_when_can_follow"]  # fmt: skip
     assert train_main(argv) == 0
     expected = {**load_config(quick).rules, "target_score": 7, "undertrump": "forbidden_when_can_follow"}
     assert seen["rules"] == expected

@@ -3,14 +3,17 @@ checkpoints are skipped or refused, Ctrl-C and ``kill -9`` leave a resumable run
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -19,7 +22,7 @@ pytest.importorskip("sb3_contrib")
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, load_state  # noqa: E402
-from train.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
 from train.lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 
 TINY = {
@@ -139,50 +142,87 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
     assert (run / "config.yaml").read_bytes() == saved
 
 
-class CreatesFile:
-    def __init__(self, path: Path):
-        self.path = path
+def dotted_name_payload(marker: Path) -> bytes:
+    """A protocol-4 pickle that names module ``agents.base`` and the dotted name
+    ``np.f2py.subprocess.Popen``: an unpickler that follows dotted names runs ``touch marker``."""
+    def text(s: str) -> bytes:
+        return b"\x8c" + bytes([len(s)]) + s.encode()  # SHORT_BINUNICODE
 
-    def __reduce__(self):
-        return (open, (str(self.path), "w"))
+    items = b"".join(text(word) for word in ["sh", "-c", f"touch {marker}"])
+    # PROTO 4, the module and the dotted name, STACK_GLOBAL, MARK items LIST, TUPLE1, REDUCE, STOP
+    return b"\x80\x04" + text("agents.base") + text("np.f2py.subprocess.Popen") + b"\x93(" + items + b"l\x85R."
 
 
-@pytest.mark.parametrize("damage", ["garbage", "code", "wrong_object", "bad_model"])
-def test_a_damaged_latest_checkpoint_falls_back_to_the_newest_intact_one(finished_run, tmp_path, capsys, damage):
+def object_array_npz(path: Path, marker: Path) -> None:
+    """An .npz whose member is an object array holding a pickle that would create ``marker``."""
+    class CreatesFile:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    np.savez(path, a0=np.array([CreatesFile()], dtype=object))
+
+
+def drop_game_state(folder: Path) -> None:
+    """A state that reads as data but lacks the vector engine's arrays: it does not fit the run."""
+    state = json.loads((folder / "state.json").read_text())
+    del state["dict"]["env_state"]["dict"]["selfplay"]["dict"]["game"]
+    (folder / "state.json").write_text(json.dumps(state))
+
+
+DAMAGE = {
+    "garbage_json": lambda folder, marker: (folder / "state.json").write_bytes(b"\x80\x05not json"),
+    "wrong_object": lambda folder, marker: (folder / "state.json").write_text("[1, 2, 3]"),
+    "unknown_node": lambda folder, marker: (folder / "state.json").write_text('{"pickle": "Y3Bvc2l4CnN5c3RlbQ=="}'),
+    "object_array": lambda folder, marker: object_array_npz(folder / "state.npz", marker),
+    "cut_arrays": lambda folder, marker: (folder / "state.npz").write_bytes((folder / "state.npz").read_bytes()[:300]),
+    "old_pickle_with_dotted_name": lambda folder, marker: (
+        (folder / "state.json").unlink(), (folder / "state.pkl").write_bytes(dotted_name_payload(marker))
+    ),
+    "does_not_fit": lambda folder, marker: drop_game_state(folder),
+    "bad_model": lambda folder, marker: (folder / "model.zip").write_bytes(b"PK\x03\x04 cut"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_or_tampered_latest_checkpoint_falls_back_without_running_code(finished_run, tmp_path, capsys, damage):
     run = copy_run(finished_run, tmp_path)
     newest = run / "checkpoints" / "step_0000000512"
     marker = tmp_path / "pwned"
-    content = {
-        "garbage": b"\x80\x05not a pickle",
-        "code": pickle.dumps({"trainer": CreatesFile(marker)}),
-        "wrong_object": pickle.dumps([1, 2, 3]),
-    }
-    if damage == "bad_model":
-        (newest / "model.zip").write_bytes(b"PK\x03\x04 cut")
-    else:
-        (newest / "state.pkl").write_bytes(content[damage])
+    DAMAGE[damage](newest, marker)
+    saved = (run / "config.yaml").read_bytes()
     assert train_main(resume(tmp_path, 768)) == 0
     err = capsys.readouterr().err
-    assert f"skipping a damaged checkpoint: cannot read {newest}" in err or f"{newest / 'state.pkl'} is not a" in err
+    assert "skipping a checkpoint: " in err and str(newest) in err, err
     assert "from checkpoint step_0000000256 at step 256 of 768" in err
     assert not marker.exists()
+    assert load_config(run / "config.yaml").total_steps == 768 and (run / "config.yaml").read_bytes() != saved
 
 
-def test_hostile_state_is_refused_without_running_it(tmp_path):
+def test_the_dotted_name_payload_would_run_under_a_plain_unpickler(tmp_path):
+    """The payload of the test above is real: plain pickle runs it (so its absence above means something)."""
     marker = tmp_path / "pwned"
-    (tmp_path / "state.pkl").write_bytes(pickle.dumps(CreatesFile(marker)))
-    with pytest.raises(ResumeError, match=r"(io|builtins)\.open is not allowed in a checkpoint"):
+    pickle.loads(dotted_name_payload(marker)).wait()
+    assert marker.exists()
+
+
+def test_an_old_pickled_state_is_refused_with_a_reason(tmp_path):
+    marker = tmp_path / "pwned"
+    (tmp_path / "state.pkl").write_bytes(dotted_name_payload(marker))
+    with pytest.raises(ResumeError, match=r"older version as a pickle \(state.pkl\), which this version no longer reads"):
         load_state(tmp_path)
     assert not marker.exists()
 
 
-def test_only_damaged_checkpoints_is_a_clear_error(finished_run, tmp_path, capsys):
+def test_only_damaged_checkpoints_is_a_clear_error_with_a_way_out(finished_run, tmp_path, capsys):
     run = copy_run(finished_run, tmp_path)
-    for state in run.glob("checkpoints/step_*/state.pkl"):
+    saved = (run / "config.yaml").read_bytes()
+    for state in run.glob("checkpoints/step_*/state.json"):
         state.write_bytes(b"")
     with pytest.raises(SystemExit):
         train_main(resume(tmp_path, 768))
-    assert "no intact checkpoint" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no intact checkpoint" in err and f"remove {run}" in err and "without --resume" in err
+    assert (run / "config.yaml").read_bytes() == saved
 
 
 def test_bad_config_files_and_bot_names_fail_before_any_work(tmp_path):
@@ -218,3 +258,189 @@ def test_a_corrupt_run_config_is_a_clear_error(finished_run, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         train_main(resume(tmp_path))
     assert exit_info.value.code == 2 and "config.yaml is not valid YAML" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- values checked before any work
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"learning_rate": float("nan")}, r"learning_rate must be a finite number in \(0, 1\], got nan"),
+        ({"learning_rate": -0.001}, r"learning_rate must be a finite number in \(0, 1\]"),
+        ({"imitation_learning_rate": float("inf")}, "imitation_learning_rate must be a finite number"),
+        ({"gamma": 7.5}, r"gamma must be a finite number in \[0, 1\], got 7.5"),
+        ({"gae_lambda": -0.1}, r"gae_lambda must be a finite number in \[0, 1\]"),
+        ({"clip_range": -1.0}, r"clip_range must be a finite number in \(0, 1\], got -1.0"),
+        ({"ent_coef": float("inf")}, "ent_coef must be a finite number at least 0"),
+        ({"max_grad_norm": 0.0}, "max_grad_norm must be a finite number above 0"),
+        ({"opponents": {"self": float("nan")}}, "opponents needs finite, non-negative weights"),
+        ({"opponents": {"self": 1.0, "random": float("inf")}}, "opponents needs finite, non-negative weights"),
+        ({"seed": -1}, r"seed must be in 0 .. 4,294,967,295 \(2\*\*32 - 1\), got -1"),
+        ({"seed": 2**64}, "seed must be in 0 .. 4,294,967,295"),
+    ],
+)
+def test_bad_values_are_config_errors_naming_what_is_allowed(change, message):
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict({**TINY, **change})
+
+
+@pytest.mark.parametrize(
+    "change, part",
+    [
+        ({"n_envs": 10**7}, "rollout buffer (n_envs x n_steps)"),
+        ({"net_arch": [10**6, 10**6]}, "networks (net_arch, critic_arch)"),
+        ({"imitate": "random", "imitation_steps": 10**10}, "warm start (imitation_steps)"),
+    ],
+)
+def test_a_config_that_cannot_fit_in_memory_says_how_much_it_needs(change, part):
+    config = config_from_dict({**TINY, **change})
+    with pytest.raises(ConfigError, match=r"this config needs about [\d,.]+ GB of memory and the machine has 24.0 GB") as err:
+        check_memory(config, available=24 * 2**30)
+    assert part in str(err.value)
+    check_memory(config_from_dict(TINY), available=24 * 2**30)  # the tiny run fits
+    check_memory(load_config(), available=4 * 2**30)  # and the default run fits in 4 GB
+
+
+def test_memory_and_folder_checks_come_before_anything_is_written(tmp_path, capsys):
+    huge = tiny_config(tmp_path, n_envs=10**9)
+    for argv, message in [
+        (args(huge, tmp_path / "out"), "this config needs about"),
+        (args(tiny_config(tmp_path), "/proc/no_such_folder"), "cannot write the run folder /proc/no_such_folder/tiny"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            train_main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    with pytest.raises(SystemExit):
+        train_main(args(tiny_config(tmp_path), a_file))
+    assert f"cannot write the run folder {a_file / 'tiny'}" in capsys.readouterr().err
+    assert a_file.read_text() == "not a folder"
+
+
+def test_the_run_lock_is_taken_before_torch_is_imported(tmp_path):
+    config = tiny_config(tmp_path)
+    (tmp_path / "tiny").mkdir()
+    code = (
+        "import sys\nfrom train.__main__ import main\n"
+        f"try:\n    main({args(config, tmp_path)!r})\nexcept SystemExit as end:\n    code = end.code\n"
+        "print(code, 'torch' in sys.modules, 'stable_baselines3' in sys.modules)"
+    )
+    with RunLock(tmp_path / "tiny"):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["2", "False", "False"], done.stderr
+    assert "in use by another training" in done.stderr
+
+
+# ---------------------------------------------------------------- every state a killed run leaves has a way out
+
+
+def test_a_run_killed_before_its_first_checkpoint_says_how_to_start_again_and_starts_clean(tmp_path, capsys):
+    config = tiny_config(tmp_path)
+    run = tmp_path / "tiny"
+    (run / "checkpoints" / ".step_0000000256.tmp").mkdir(parents=True)  # kill -9 during the first write
+    (run / "tensorboard_1").mkdir()
+    (run / "config.yaml").write_text(config.read_text())
+    (run / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(resume(tmp_path))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert f"nothing to resume in {run}: no checkpoint was written there" in err
+    assert f"Start it again with: python -m train --run-name tiny --output-dir {tmp_path}" in err
+    assert train_main(args(config, tmp_path)) == 0  # the same command without --resume
+    err = capsys.readouterr().err
+    assert f"starting {run} again: removed what its earlier start left (checkpoints, tensorboard_1)" in err
+    assert not list(run.rglob("*.tmp")) and (run / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in run.glob("tensorboard_*")) == ["tensorboard_1"]
+    # Now it holds a run: a new start is refused with the command that continues it.
+    with pytest.raises(SystemExit):
+        train_main(args(config, tmp_path))
+    assert f"continue it with: python -m train --run-name tiny --output-dir {tmp_path} --resume" in capsys.readouterr().err
+
+
+def test_a_lost_run_config_is_recovered_from_the_checkpoint(finished_run, tmp_path, capsys):
+    run = copy_run(finished_run, tmp_path)
+    saved = (run / "config.yaml").read_bytes()
+    (run / "config.yaml").unlink()
+    assert train_main(resume(tmp_path, 768)) == 0
+    err = capsys.readouterr().err
+    assert f"{run / 'config.yaml'} was missing: the run's config is the copy in {run}/checkpoints/step_0000000512" in err
+    assert "from checkpoint step_0000000512 at step 512 of 768" in err
+    assert load_config(run / "config.yaml").total_steps == 768 and saved != (run / "config.yaml").read_bytes()
+
+
+# ---------------------------------------------------------------- Ctrl-C anywhere
+
+
+class Lines:
+    """A process's stderr, read line by line on a thread, to wait for a phase."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=lambda: self.lines.extend(process.stderr), daemon=True)
+        self.thread.start()
+
+    def wait_for(self, text: str, process: subprocess.Popen) -> None:
+        wait_for(lambda: any(text in line for line in self.lines) or process.poll() is not None, 180, repr(text))
+        assert process.poll() is None, "".join(self.lines)
+
+    def text(self) -> str:
+        self.thread.join(timeout=30)
+        return "".join(self.lines)
+
+
+def interrupt(process: subprocess.Popen, lines: Lines) -> str:
+    os.killpg(process.pid, signal.SIGINT)
+    process.wait(timeout=60)
+    return lines.text()
+
+
+@linux_only
+@pytest.mark.parametrize("seconds", [0.2, 0.6, 1.2])
+def test_ctrl_c_during_start_up_is_one_line(tmp_path, seconds):
+    process = start(["-m", "train", *args(tiny_config(tmp_path), tmp_path)])
+    lines = Lines(process)
+    time.sleep(seconds)
+    err = interrupt(process, lines)
+    assert process.returncode in (130, -signal.SIGINT) and "Traceback" not in err, err  # -2: before Python's handler
+    assert len(err.strip().splitlines()) <= 1, err
+
+
+@linux_only
+@pytest.mark.parametrize(
+    "phase, changes",
+    [
+        ("recording", {"imitate": "rule_based", "imitation_steps": 10**6}),
+        ("imitation fit", {"imitate": "random", "imitation_steps": 4096, "imitation_epochs": 10**5}),
+    ],
+)
+def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tmp_path, phase, changes):
+    config = tiny_config(tmp_path, **changes)
+    process = start(["-m", "train", *args(config, tmp_path)[:-1]])  # with progress lines
+    lines = Lines(process)
+    lines.wait_for(f"[train] {phase}", process)
+    err = interrupt(process, lines)
+    assert process.returncode == 130 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("[train] interrupted at step 0, before the first checkpoint"), err
+    assert "Start it again with the same command (without --resume)" in err
+
+
+def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, monkeypatch):
+    import train.run
+
+    write = train.run.curve.write
+
+    def interrupted_write(*a, **k):
+        signal.raise_signal(signal.SIGINT)  # what a Ctrl-C at this moment does
+        write(*a, **k)
+
+    monkeypatch.setattr(train.run.curve, "write", interrupted_write)
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 0
+    err = capsys.readouterr().err
+    assert "Ctrl-C came while the final files were written: the run had finished, and they were written whole" in err
+    assert "Resume with" not in err
+    for name in ("final.zip", "final.npz", "evaluations.csv", "learning_curve.png"):
+        assert (tmp_path / "tiny" / name).is_file()

@@ -7,26 +7,35 @@
     python -m train --run-name try1 --resume --total-steps 4000000   # extend it
     python -m train --rule target_score=7 --rule kick_points=tobago   # a rule variant
     python -m train --backend rllib --config configs/rllib.yaml       # on Ray RLlib (train/rllib/cli.py)
+
+The config, the output folder and the run lock are checked before torch is imported, so a bad
+value or a second run of the same folder is refused at once. Ctrl-C at any moment gives one line
+and exit code 130 (or, if the work was done, says so and exits 0).
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import os
 import sys
 
-from .checkpoints import ResumeError
-from .cli import add_run_arguments, rule_options
-from .config import DEFAULT_CONFIG, ConfigError, load_config, run_config_file
-from .lock import RunInUseError
-
 INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
+USAGE_EXIT = 2
 BACKENDS = ("sb3", "rllib")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run the command; Ctrl-C anywhere, imports included, ends it with one line and INTERRUPTED_EXIT."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt as err:
+        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
+        return INTERRUPTED_EXIT
+
+
+def _main(argv: list[str]) -> int:
+    import argparse
+    import dataclasses
+
     backend = argparse.ArgumentParser(add_help=False)
     backend.add_argument("--backend", choices=BACKENDS, default="sb3")
     known, _ = backend.parse_known_args(argv)
@@ -34,30 +43,42 @@ def main(argv: list[str] | None = None) -> int:
         from .rllib.cli import main as rllib_main  # imports Ray only when it runs
 
         return rllib_main(argv)
+
+    from .checkpoints import ResumeError, candidates, saved_config_file
+    from .cli import add_run_arguments, rule_options
+    from .config import DEFAULT_CONFIG, ConfigError, check_memory, load_config, run_folder
+    from .lock import RunInUseError
+    from .run_folder import hold_run
+
     parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
     parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
     add_run_arguments(parser, DEFAULT_CONFIG, "environment steps to train for")
     args = parser.parse_args(argv)
     rules = rule_options(parser, args)
-    config_file = args.config or DEFAULT_CONFIG
-    if args.resume and args.config is None:
-        config_file = run_config_file(args.run_name, args.output_dir)
-        if not config_file.is_file():
-            parser.exit(2, f"python -m train: error: nothing to resume: no run in {config_file.parent}\n")
     try:
+        config_file = args.config or DEFAULT_CONFIG
+        if args.resume and args.config is None:
+            run_dir = run_folder(args.run_name, args.output_dir)
+            config_file = saved_config_file(run_dir)
+            if config_file is None and candidates(run_dir):
+                raise ResumeError(
+                    f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
+                    "config the run was started with"
+                )
+            if config_file is None:
+                raise ResumeError(f"nothing to resume: no run in {run_dir}")
         config = load_config(
             config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir
         )
         if rules:
             config = dataclasses.replace(config, rules={**config.rules, **rules})
-        from .run import train  # imported here so that config errors come fast, before torch loads
+        check_memory(config)
+        with hold_run(config, args.resume):
+            from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
 
-        final = train(config, resume=args.resume, progress=not args.quiet, extend=args.total_steps is not None)
+            final = train_in_held_run(config, args.resume, not args.quiet, extend=args.total_steps is not None)
     except (ConfigError, ResumeError, RunInUseError) as err:
-        parser.exit(2, f"python -m train: error: {err}\n")
-    except KeyboardInterrupt as err:
-        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
-        return INTERRUPTED_EXIT
+        parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
     print(f"final policy: {final} (and {final.with_suffix('.npz')}); tensorboard --logdir {config.run_dir}")
     return 0
 

@@ -1,22 +1,23 @@
 """Checkpoints of a training run, written atomically, read back without running code from them.
 
 A checkpoint is a folder ``checkpoints/step_<N>/`` holding ``model.zip`` (SB3: weights and
-optimizer state) and ``state.pkl`` (the envs' games and generators, the global RNG states SB3
-draws from, the opponent snapshots, the trainer's schedule, SB3's counters and last
-observations). It is written under a temporary name and renamed into place; then the text file
-``checkpoints/latest`` is replaced to point at it. An interrupted write leaves the previous
-checkpoint as the latest.
+optimizer state), the run's state as data, ``state.json`` with ``state.npz``
+(:mod:`train.state_file`: the envs' games and generators, the bots' generators, the global RNG
+states SB3 draws from, the opponent snapshots, the trainer's schedule, SB3's counters and last
+observations), and a copy of the run's ``config.yaml``. It is written under a temporary name
+and renamed into place; then the text file ``checkpoints/latest`` is replaced to point at it. An
+interrupted write leaves the previous checkpoint as the latest.
 
 Reading one runs no code from it: ``model.zip`` gives only its weights (torch's weights-only
-loader; SB3's pickled metadata is not read) and ``state.pkl`` is read by an unpickler that
-builds only the project's own classes and plain numpy and gymnasium objects. When the newest
-checkpoint cannot be read, :func:`newest_intact` falls back to the newest one that can.
+loader; SB3's pickled metadata is not read) and the state is JSON and plain arrays; nothing in a
+checkpoint is unpickled. A tampered or damaged file is a :class:`ResumeError` that says which
+file and what is wrong; :func:`newest_intact` then falls back to the newest checkpoint that reads
+and fits, and says which ones it skipped and why.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import sys
 from collections.abc import Callable
@@ -25,51 +26,18 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .config import RUN_CONFIG_FILE
+from .state_file import JSON_FILE, StateFileError, read_state, write_state
+
 KEEP = 2  # checkpoints kept on disk; older ones are removed after a new one is in place
 MODEL_FILE = "model.zip"
-STATE_FILE = "state.pkl"
+OLD_STATE_FILE = "state.pkl"  # the pickled state of versions before 2026-12-02, no longer read
 STEP_PREFIX = "step_"
-# what a damaged or hostile pickle raises while it is read
-UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError, IndexError)
 STATE_KEYS = ("trainer", "env_state", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
-SAFE_PACKAGES = ("allfours_env.", "agents.")  # classes of the project's own bots and games
-SAFE_GLOBALS = {
-    ("agents.policy", "_relu"),
-    ("builtins", "set"),
-    ("builtins", "frozenset"),
-    ("collections", "OrderedDict"),
-    ("collections", "deque"),
-    ("gymnasium.spaces.box", "Box"),
-    ("gymnasium.spaces.dict", "Dict"),
-    ("gymnasium.spaces.discrete", "Discrete"),
-    ("numpy", "dtype"),
-    ("numpy", "ndarray"),
-    ("numpy", "tanh"),
-    *((f"numpy.{core}.multiarray", name) for core in ("core", "_core") for name in ("_reconstruct", "scalar")),
-    *((f"numpy.{core}.numeric", "_frombuffer") for core in ("core", "_core")),
-    *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("bit_generator", "generator", "randomstate")),
-    *(("numpy.random._pcg64", n) for n in ("PCG64", "PCG64DXSM")),
-    ("numpy.random._mt19937", "MT19937"),
-    ("numpy.random.bit_generator", "SeedSequence"),
-    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
-}
 
 
 class ResumeError(RuntimeError):
     """A run that cannot be resumed (no checkpoint, or only damaged ones)."""
-
-
-class _DataUnpickler(pickle.Unpickler):
-    """Builds only allow-listed globals: a pickled call to anything else is refused, not run."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in SAFE_GLOBALS:
-            return super().find_class(module, name)
-        if module.startswith(SAFE_PACKAGES):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a checkpoint")
 
 
 def checkpoint_root(run_dir: Path) -> Path:
@@ -96,6 +64,8 @@ def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> 
     final, tmp = root / name, root / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     fill(tmp)
+    if (run_dir / RUN_CONFIG_FILE).is_file():  # a copy, so that a lost run config can be recovered
+        shutil.copyfile(run_dir / RUN_CONFIG_FILE, tmp / RUN_CONFIG_FILE)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     write_text_atomic(root / "latest", name + "\n")
@@ -108,15 +78,15 @@ def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any])
     def fill(folder: Path) -> None:
         folder.mkdir()
         model.save(folder / MODEL_FILE)
-        with open(folder / STATE_FILE, "wb") as f:
-            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+        write_state(folder, state)
 
     return write_checkpoint(run_dir, step, fill)
 
 
-def resumed_config(given: Any, saved: Any, path: Path, step: int, extend: bool) -> Any:
-    """The run's own config (``saved``, read from ``path``) for a resume: ``given`` may differ
-    from it only in ``total_steps``, and only with ``extend`` (the change is then written)."""
+def resumed_config(given: Any, saved: Any, path: Path, extend: bool) -> Any:
+    """The config of a resume: the run's own (``saved``, read from ``path``); ``given`` may differ
+    from it only in ``total_steps``, and only with ``extend``. Writes nothing: the caller writes a
+    changed config (:func:`write_run_config`) once the run has resumed."""
     identity = ("run_name", "output_dir", "total_steps")  # the folder names the run; total_steps: below
     mine, theirs = saved.to_dict(), given.to_dict()
     differ = [
@@ -134,11 +104,28 @@ def resumed_config(given: Any, saved: Any, path: Path, step: int, extend: bool) 
             f"total_steps of {given.run_dir} is {saved.total_steps:,}, the config given says {given.total_steps:,}; "
             f"pass --total-steps {given.total_steps} to change it explicitly"
         )
-    if given.total_steps <= step:
-        raise ResumeError(f"the run is at step {step:,} already; --total-steps must be more than that to extend it")
-    write_text_atomic(path, yaml.safe_dump(given.to_dict(), sort_keys=False))
-    say(f"total_steps of the run changed from {saved.total_steps:,} to {given.total_steps:,} (written to {path})")
     return given
+
+
+def check_extension(config: Any, saved: Any, step: int) -> None:
+    """A ResumeError if ``config`` changes ``total_steps`` of ``saved`` to no more than ``step``, where the run is."""
+    if config.total_steps != saved.total_steps and config.total_steps <= step:
+        raise ResumeError(f"the run is at step {step:,} already; --total-steps must be more than that to extend it")
+
+
+def write_run_config(config: Any, before: Any | None = None) -> None:
+    """Write the run's ``config.yaml`` (atomically); say so when it changes ``total_steps`` of ``before``."""
+    path = config.run_dir / RUN_CONFIG_FILE
+    write_text_atomic(path, yaml.safe_dump(config.to_dict(), sort_keys=False))
+    if before is not None and before.total_steps != config.total_steps:
+        say(f"total_steps of the run changed from {before.total_steps:,} to {config.total_steps:,} (written to {path})")
+
+
+def saved_config_file(run_dir: Path) -> Path | None:
+    """The run's ``config.yaml``, or if it was lost the copy in its newest checkpoint (None if neither)."""
+    if (run_dir / RUN_CONFIG_FILE).is_file():
+        return run_dir / RUN_CONFIG_FILE
+    return next((f / RUN_CONFIG_FILE for f in candidates(run_dir) if (f / RUN_CONFIG_FILE).is_file()), None)
 
 
 def checkpoint_step(folder: Path) -> int:
@@ -154,7 +141,10 @@ def candidates(run_dir: Path) -> list[Path]:
         reverse=True,
     )
     pointer = root / "latest"
-    named = root / pointer.read_text().strip() if pointer.is_file() else None
+    try:
+        named = root / pointer.read_text().strip() if pointer.is_file() else None
+    except (OSError, UnicodeDecodeError):  # a damaged pointer: the newest folder leads
+        named = None
     return sorted(folders, key=lambda p: p != named)  # stable: the rest stays newest first
 
 
@@ -164,28 +154,34 @@ Loaded = TypeVar("Loaded")
 def newest_intact(run_dir: Path, read: Callable[[Path], Loaded]) -> tuple[Path, Loaded, list[str]]:
     """The newest checkpoint ``read`` accepts, what it returned, and why newer ones were skipped.
 
-    ``read(folder)`` raises ResumeError for a damaged checkpoint.
+    ``read(folder)`` raises ResumeError for a checkpoint that is damaged or does not fit the run;
+    it must leave nothing changed when it does, so that the next one can be tried.
     """
-    folders = candidates(run_dir)
-    if not folders:
-        raise ResumeError(f"nothing to resume in {run_dir}: no checkpoint was written there")
     skipped: list[str] = []
-    for folder in folders:
+    for folder in candidates(run_dir):
         try:
             return folder, read(folder), skipped
         except ResumeError as err:
             skipped.append(str(err))
-    raise ResumeError(f"no intact checkpoint in {checkpoint_root(run_dir)}:\n  " + "\n  ".join(skipped))
+    raise ResumeError(
+        f"no intact checkpoint in {checkpoint_root(run_dir)}:\n  " + "\n  ".join(skipped)
+        + f"\nThe run cannot be resumed. To start it again from the beginning, remove {run_dir} "
+        "(its checkpoints are damaged) and run the same command without --resume, or pick another --run-name"
+    )
 
 
 def load_state(folder: Path) -> dict[str, Any]:
-    """``state.pkl`` of a checkpoint, read without running code, with its top-level layout checked."""
-    path = folder / STATE_FILE
+    """The state of a checkpoint (:mod:`train.state_file`, no code runs), its top-level layout checked."""
+    path = folder / JSON_FILE
+    if not path.is_file() and (folder / OLD_STATE_FILE).is_file():
+        raise ResumeError(
+            f"{folder} was written by an older version as a pickle ({OLD_STATE_FILE}), which this version no longer "
+            "reads: a pickle can run code. Start the run again under a new --run-name"
+        )
     try:
-        with open(path, "rb") as f:
-            state = _DataUnpickler(f).load()
-    except UNREADABLE as err:
-        raise ResumeError(f"cannot read {path}: {type(err).__name__}: {err}") from None
+        state = read_state(folder)
+    except (OSError, StateFileError) as err:
+        raise ResumeError(f"cannot read the state of {folder}: {err}") from None
     if not isinstance(state, dict) or set(state) != set(STATE_KEYS):
         got = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise ResumeError(f"{path} is not a checkpoint state (expected a dict of {list(STATE_KEYS)}, got {got})")

@@ -7,6 +7,8 @@ else is a ``ConfigError`` that names the key. Command-line overrides go through 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import types
 import typing
 from dataclasses import dataclass, field
@@ -16,16 +18,18 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
+from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.rules import Rules
 
-from .opponents import SELF, SNAPSHOT
-
+SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's own networks (train/opponents.py)
 POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/selfplay.py)
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
+BASE_BYTES = 2**29  # what a run takes besides the parts memory_needs() counts: Python, torch, numba, the engine
+HIDDEN_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands a critic_sees_hands critic reads (train.selfplay)
 
 
 class ConfigError(ValueError):
@@ -96,8 +100,9 @@ class TrainConfig:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         if self.reward not in ("points", "match"):
             raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
-        if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
-            raise ConfigError(f"opponents needs non-negative weights with a positive sum, got {self.opponents}")
+        weights = self.opponents.values()
+        if not self.opponents or not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+            raise ConfigError(f"opponents needs finite, non-negative weights with a positive sum, got {self.opponents}")
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
         imitate = [self.imitate] if self.imitate else []
         bots = {"imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents}
@@ -118,12 +123,82 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
+MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
+# Number options every backend shares (those a backend lacks are skipped): (lowest, highest, is
+# the lowest itself allowed); every value must also be finite.
+NUMBER_RANGES = {
+    "learning_rate": (0.0, 1.0, False),
+    "imitation_learning_rate": (0.0, 1.0, False),
+    "gamma": (0.0, 1.0, True),
+    "gae_lambda": (0.0, 1.0, True),
+    "clip_range": (0.0, 1.0, False),
+    "ent_coef": (0.0, math.inf, True),
+    "vf_coef": (0.0, math.inf, True),
+    "max_grad_norm": (0.0, math.inf, False),
+}
+
+
+def memory_needs(config: TrainConfig) -> dict[str, int]:
+    """Bytes the big parts of a run take, estimated from the config (the rest, torch and the
+    compiled engine, about BASE_BYTES): what :func:`check_memory` holds against the machine."""
+    from agents.policy import input_size  # noqa: PLC0415 (light; kept here so that config stays importable first)
+    from allfours_env import N_ACTIONS
+
+    inputs = input_size(config.layout) + (HIDDEN_HANDS_SIZE if config.critic_sees_hands else 0)
+
+    def mlp(width: int, sizes: list[int], out: int) -> int:
+        widths = [width, *sizes, out]
+        return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+    actor = mlp(input_size(config.layout), config.net_arch, N_ACTIONS)
+    critic = mlp(inputs, config.critic_arch, 1) if config.critic_arch else config.net_arch[-1] + 1
+    # SB3's buffer keeps every step's input, mask and 7 more floats; get() copies it once more,
+    # and an overlapped run holds a second buffer
+    buffers = 2 + 2 * config.overlap_updates
+    return {
+        "rollout buffer (n_envs x n_steps)": buffers * config.n_envs * config.n_steps * 4 * (inputs + N_ACTIONS + 7),
+        "networks (net_arch, critic_arch) with gradients, Adam and snapshots": (
+            16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
+        ),
+        "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
+        "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
+    }
+
+
+def check_memory(config: TrainConfig, available: int | None = None) -> None:
+    """A ConfigError, before any work, if the run would need more memory than the machine has
+    (``available`` bytes; default: its physical memory), naming what takes it."""
+    if available is None:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    needs = memory_needs(config)
+    total = BASE_BYTES + sum(needs.values())
+    if total > available:
+        parts = "; ".join(f"{what}: {_gb(n)}" for what, n in sorted(needs.items(), key=lambda kv: -kv[1]) if n)
+        raise ConfigError(
+            f"this config needs about {_gb(total)} of memory and the machine has {_gb(available)} ({parts}); "
+            "make the largest of these smaller"
+        )
+
+
+def _gb(n: int) -> str:
+    return f"{n / 2**30:,.1f} GB"
+
+
 def check_common(config: Any) -> None:
     """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    net_arch, the rules and run_name."""
+    the numbers' ranges, the seed, net_arch, the rules and run_name."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
         _check_type(f.name, getattr(config, f.name), hints[f.name])
+    for name, (low, high, low_allowed) in NUMBER_RANGES.items():
+        value = getattr(config, name, None)
+        if value is None:
+            continue
+        above_low = value >= low if low_allowed else value > low
+        if not (math.isfinite(value) and above_low and value <= high):
+            raise ConfigError(f"{name} must be a finite number {_range_text(low, high, low_allowed)}, got {value!r}")
+    if not 0 <= config.seed <= MAX_SEED:
+        raise ConfigError(f"seed must be in 0 .. {MAX_SEED:,} (2**32 - 1), got {config.seed}")
     if not config.net_arch or any(n < 1 for n in config.net_arch):
         raise ConfigError(f"net_arch must list positive layer sizes, got {config.net_arch}")
     try:
@@ -132,6 +207,12 @@ def check_common(config: Any) -> None:
         raise ConfigError(f"rules: {err}") from None
     if not config.run_name or "/" in config.run_name or config.run_name in (".", ".."):
         raise ConfigError(f"run_name must be a plain folder name, got {config.run_name!r}")
+
+
+def _range_text(low: float, high: float, low_allowed: bool) -> str:
+    if math.isinf(high):
+        return f"{'at least' if low_allowed else 'above'} {low:g}"
+    return f"in {'[' if low_allowed else '('}{low:g}, {high:g}]"
 
 
 def _check_bot(key: str, name: str) -> None:
@@ -206,9 +287,9 @@ def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Con
         raise ConfigError(f"{source}: {err}") from None
 
 
-def run_config_file(run_name: str | None, output_dir: str | None) -> Path:
-    """The saved config of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
+def run_folder(run_name: str | None, output_dir: str | None) -> Path:
+    """The folder of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
     defaults = yaml.safe_load(DEFAULT_CONFIG.read_text()) if DEFAULT_CONFIG.is_file() else {}
     run_name = run_name or defaults.get("run_name", TrainConfig.run_name)
     output_dir = output_dir or defaults.get("output_dir", TrainConfig.output_dir)
-    return Path(output_dir) / run_name / RUN_CONFIG_FILE
+    return Path(output_dir) / run_name

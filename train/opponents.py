@@ -23,7 +23,8 @@ import torch
 import agents
 from agents.policy import ACTIVATION_KEY, ADVISED_LAYOUT, COMPACT_LAYOUT, Weights, batch_inputs, check_weights, choose
 
-SELF, SNAPSHOT = "self", "snapshot"
+from .config import SELF, SNAPSHOT
+from .state_file import like
 
 
 class Opponent(NamedTuple):
@@ -107,10 +108,16 @@ class OpponentPool:
         }
 
     def set_state(self, state: dict) -> None:
-        self.current = None if state["current"] is None else TorchActor(state["current"])
-        self.snapshots = {i: TorchActor(w) for i, w in state["snapshots"].items()}
-        self.retired = {i: TorchActor(w) for i, w in state["retired"].items()}
-        self.next_id = state["next_id"]
+        """Continue from a :meth:`get_state`; a ValueError (or KeyError, TypeError) names what
+        does not fit (each network's weights are checked as a policy file's are)."""
+        current = None if state["current"] is None else TorchActor(state["current"])
+        snapshots, retired = (
+            {like("snapshot id", i, 0): TorchActor(w) for i, w in state[key].items()} for key in ("snapshots", "retired")
+        )
+        next_id = like("next_id", state["next_id"], 0)
+        if any(i >= next_id for i in [*snapshots, *retired]):
+            raise ValueError(f"next_id ({next_id}) must be above every snapshot id")
+        self.current, self.snapshots, self.retired, self.next_id = current, snapshots, retired, next_id
 
     def act(
         self, opponent: Opponent, observations: np.ndarray, masks: np.ndarray, uniforms: np.ndarray

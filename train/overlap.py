@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
+from .state_file import like
+
 PENDING_FIELDS = (
     "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",
     "action_masks", "pos", "full", "generator_ready",
@@ -153,5 +155,5 @@ class OverlappedMaskablePPO(MaskablePPO):
         """Continue from a checkpoint: its waiting rollout is trained on next, before any collection."""
         if state is not None:
             for name in PENDING_FIELDS:
-                setattr(self._spare, name, copy.copy(state[name]))
+                setattr(self._spare, name, copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name))))
             self._spare_full = True

@@ -1,8 +1,9 @@
 """Self-play training with MaskablePPO, top to bottom.
 
-1. Read the config; create (or, with ``resume``, reopen) ``runs/<name>/`` and lock it for this
-   run (:mod:`train.lock`). A resumed run keeps its own saved config (only ``total_steps`` may
-   change, when asked explicitly) and starts from its newest intact checkpoint.
+1. Check the config (and that the run fits in memory); create (or, with ``resume``, reopen)
+   ``runs/<name>/`` and lock it for this run (:mod:`train.run_folder`). A resumed run keeps its
+   own saved config (only ``total_steps`` may change, when asked explicitly) and starts from its
+   newest intact checkpoint.
 2. Build the self-play env: ``n_envs`` tables of the vector engine in this process, the learner
    against an opponent pool, the opponents batched (:mod:`train.selfplay`, :mod:`train.opponents`).
 3. Build the MaskablePPO model, a trunk shared by actor and critic (:mod:`train.network`); pin
@@ -16,7 +17,8 @@
    the learning curve (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
 Ctrl-C stops training at once: checkpoint and final writes finish first, and one line says which
-checkpoint was kept and how to resume.
+checkpoint was kept and how to resume (or, when the final files were being written, that the run
+finished).
 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
@@ -27,7 +29,6 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 import time
@@ -36,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
@@ -48,26 +48,30 @@ from eval.processes import interrupts_deferred
 
 from . import curve, imitation
 from .checkpoints import (
+    RUN_CONFIG_FILE,
     ResumeError,
     candidates,
+    check_extension,
     load_model_params,
     load_state,
     newest_intact,
     resumed_config,
     save_checkpoint,
+    saved_config_file,
     say,
-    write_text_atomic,
+    write_run_config,
 )  # fmt: skip
-from .config import RUN_CONFIG_FILE, ConfigError, TrainConfig, load_config
-from .lock import RunLock
+from .config import TrainConfig, check_memory, load_config
 from .network import policy_class, policy_kwargs
 from .opponents import OpponentPool
 from .overlap import OverlappedMaskablePPO
+from .run_folder import command, hold_run
 from .selfplay import SelfPlayVecEnv
+from .state_file import like
 
 TB_NAME = "tensorboard"
 PROGRESS_SECONDS = 10.0  # at most one progress line this often, and one after each evaluation
-# what SB3 keeps besides weights and optimizer to continue exactly (saved in state.pkl, not its pickled zip data)
+# what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
 SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
     "ep_info_buffer", "ep_success_buffer",
@@ -140,8 +144,18 @@ class Trainer(BaseCallback):
         return {k: getattr(self, k) for k in names} | {"minutes_before": self.minutes()}
 
     def restore(self, state: dict[str, Any]) -> None:
-        for k, v in state.items():
-            setattr(self, k, v)
+        """Continue from a :meth:`state`; a ValueError (or TypeError) names what does not fit."""
+        mine = self.state()
+        if set(state) != set(mine):
+            raise ValueError(f"the trainer's state must have the keys {sorted(mine)}, got {sorted(state)}")
+        for name in mine:
+            like(f"trainer {name}", state[name], mine[name])
+        for bot, row in state["latest_eval"].items():
+            _check_row(f"the evaluation (win, low, high) against {bot!r}", row, (0.0, 0.0, 0.0))
+        for row in state["evaluations"]:
+            _check_row("an evaluations row (steps, minutes, bot, win, low, high)", row, (0, 0.0, "", 0.0, 0.0, 0.0))
+        for name, value in state.items():
+            setattr(self, name, value)
 
     # -- SB3 hooks
     def minutes(self) -> float:
@@ -247,6 +261,13 @@ class Trainer(BaseCallback):
         self._last_print = now
 
 
+def _check_row(name: str, row: Any, references: tuple) -> None:
+    if len(like(name, row, ())) != len(references):
+        raise ValueError(f"{name} must have {len(references)} items, got {row!r}")
+    for value, reference in zip(row, references):
+        like(name, value, reference)
+
+
 class PhaseProgress:
     """Progress lines of a warm-start phase on stderr: the first call, then at most one every
     PROGRESS_SECONDS and the last, each with the rate and the time left."""
@@ -291,28 +312,63 @@ def warm_start(model: MaskablePPO, config: TrainConfig, progress: bool) -> None:
         )
 
 
-def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    return load_state(folder), load_model_params(folder)
-
-
-def _restore(
-    model: MaskablePPO, env: VecMonitor, trainer: Trainer, state: dict[str, Any], params: dict[str, Any], folder: Path
-) -> None:
+def _restore(config: TrainConfig, folder: Path, progress: bool) -> tuple[VecMonitor, Trainer, MaskablePPO, int]:
+    """A new env, trainer and model continuing from checkpoint ``folder``: ResumeError if it is
+    damaged or does not fit ``config`` (nothing outside the new objects is kept then, but the
+    global generators, which the next successful restore sets again)."""
+    state, params = load_state(folder), load_model_params(folder)
+    env = make_vec_env(config)
+    trainer = Trainer(config, env, progress)
+    model = new_model(config, env)
     try:
         model.set_parameters(params, exact_match=True, device="cpu")
+        counters = state["sb3"]
+        n, inputs = config.n_envs, env.observation_space.shape[0]
+        references = {
+            "_last_obs": np.zeros((n, inputs), np.float32), "_last_episode_starts": np.zeros(n, bool),
+            "num_timesteps": 0, "_n_updates": 0, "_episode_num": 0,
+        }  # fmt: skip
         for name in SB3_COUNTERS:
-            setattr(model, name, state["sb3"][name])
+            value = counters[name]
+            if name in references:
+                like(f"sb3 {name}", value, references[name])
+            setattr(model, name, value)
         if isinstance(model, OverlappedMaskablePPO):
-            model.restore_pending(state["sb3"].get("pending_rollout"))
+            model.restore_pending(counters.get("pending_rollout"))
         trainer.selfplay.set_state(state["env_state"]["selfplay"])
         for name, value in state["env_state"]["monitor"].items():
-            setattr(env, name, value)
-        torch.set_rng_state(torch.from_numpy(state["torch_rng"]))
+            setattr(env, name, like(f"monitor {name}", value, getattr(env, name)))
+        torch.set_rng_state(torch.from_numpy(like("torch_rng", state["torch_rng"], torch.get_rng_state().numpy())))
         np.random.set_state(state["numpy_global_rng"])
         random.setstate(state["python_rng"])
         trainer.restore(state["trainer"])
     except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as err:
         raise ResumeError(f"checkpoint {folder} does not fit this run: {type(err).__name__}: {err}") from None
+    return env, trainer, model, counters["num_timesteps"]
+
+
+def _resume(given: TrainConfig, progress: bool, extend: bool) -> tuple[TrainConfig, VecMonitor, Trainer, MaskablePPO]:
+    """The run's config and a model, env and trainer continuing from its newest intact checkpoint;
+    the run's ``config.yaml`` is (re)written only once that checkpoint has been restored."""
+    run_dir = given.run_dir
+    path = saved_config_file(run_dir)
+    if path is None:
+        raise ResumeError(
+            f"{run_dir} has no {RUN_CONFIG_FILE} and its checkpoints hold no copy of it; resume with --config naming "
+            "the config the run was started with"
+        )
+    saved = load_config(path)
+    config = resumed_config(given, saved, path, extend)
+    folder, (env, trainer, model, step), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
+    for reason in skipped:
+        say(f"skipping a checkpoint: {reason}")
+    check_extension(config, saved, step)
+    if path.parent != run_dir:
+        say(f"{run_dir / RUN_CONFIG_FILE} was missing: the run's config is the copy in {path}, written back")
+    if path.parent != run_dir or config.total_steps != saved.total_steps:
+        write_run_config(config, saved)
+    say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
+    return config, env, trainer, model
 
 
 def train(config: TrainConfig, resume: bool = False, progress: bool = True, extend: bool = False) -> Path:
@@ -322,40 +378,23 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
     may differ only when ``extend`` is true (the command line's ``--total-steps``). Raises
     ConfigError, ResumeError, ``train.lock.RunInUseError``, or TrainingInterrupted on Ctrl-C.
     """
+    check_memory(config)
+    with hold_run(config, resume):
+        return train_in_held_run(config, resume, progress, extend)
+
+
+def train_in_held_run(config: TrainConfig, resume: bool, progress: bool, extend: bool) -> Path:
+    """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`)."""
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
     run_dir = config.run_dir
-    if resume and not (run_dir / RUN_CONFIG_FILE).is_file():
-        raise ResumeError(f"nothing to resume: no run in {run_dir} (no {RUN_CONFIG_FILE})")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(run_dir) as lock:
-        if lock.stale_pid is not None and lock.stale_pid != os.getpid():
-            say(f"took over the lock of process {lock.stale_pid}, which no longer runs")
-        return _train_locked(config, resume, progress, extend)
-
-
-def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: bool) -> Path:
-    run_dir = config.run_dir
-    if resume:
-        folder, (state, params), skipped = newest_intact(run_dir, _read_checkpoint)
-        for reason in skipped:
-            say(f"skipping a damaged checkpoint: {reason}")
-        step = state["sb3"]["num_timesteps"]
-        path = config.run_dir / RUN_CONFIG_FILE
-        config = resumed_config(config, load_config(path), path, step, extend)
-        say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
-    else:
-        if (run_dir / "checkpoints").exists() or (run_dir / "final.zip").exists():
-            raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
-        write_text_atomic(run_dir / RUN_CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
-
-    env = make_vec_env(config)
-    trainer = Trainer(config, env, progress)
     model: MaskablePPO | None = None
     try:
-        model = new_model(config, env)
         if resume:
-            _restore(model, env, trainer, state, params, folder)
+            config, env, trainer, model = _resume(config, progress, extend)
         else:
+            env = make_vec_env(config)
+            trainer = Trainer(config, env, progress)
+            model = new_model(config, env)
             if config.imitate:
                 warm_start(model, config, progress)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))  # before learn() resets the env
@@ -365,15 +404,17 @@ def _train_locked(config: TrainConfig, resume: bool, progress: bool, extend: boo
                 total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME
             )
         final = run_dir / "final.zip"
-        with interrupts_deferred():
+        with interrupts_deferred(reraise=False) as interrupted:
             tmp = run_dir / ".final.tmp.zip"
             model.save(tmp)
             tmp.replace(final)
             save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
             curve.write(run_dir, trainer.evaluations)
+        if interrupted:
+            say("Ctrl-C came while the final files were written: the run had finished, and they were written whole")
         return final
     except KeyboardInterrupt:
-        if model is not None:
+        if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model)) from None
 
@@ -382,8 +423,8 @@ def _interrupted_message(config: TrainConfig, model: MaskablePPO | None) -> str:
     step = model.num_timesteps if model is not None else 0
     kept = candidates(config.run_dir)
     if not kept:
-        return f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume; start it again"
-    return (
-        f"[train] interrupted at step {step:,}; kept checkpoint {kept[0].name}. Resume with: "
-        f"python -m train --run-name {config.run_name} --output-dir {config.output_dir} --resume"
-    )
+        return (
+            f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume. Start it again with "
+            f"the same command (without --resume): the start's files are then removed first"
+        )
+    return f"[train] interrupted at step {step:,}; kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume')}"

@@ -50,12 +50,13 @@ from allfours_env import N_ACTIONS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
-from .config import HORIZONS
-from .opponents import SELF, SNAPSHOT, Opponent, OpponentPool
+from .config import HIDDEN_HANDS_SIZE as HIDDEN_SIZE
+from .config import HORIZONS, SELF, SNAPSHOT
+from .opponents import Opponent, OpponentPool
+from .state_file import like
 
 MASK_METHOD = "action_masks"
 SEED_RANGE = 2**63
-HIDDEN_SIZE = (N_SEATS - 1) * N_CARDS  # the hands of the next seat, the partner and the previous seat
 
 
 def hidden_hands(game: VectorGame, seats: np.ndarray) -> np.ndarray:
@@ -158,20 +159,32 @@ class SelfPlayVecEnv(VecEnv):
             "rng": self.rng.bit_generator.state,
             "team": self.team.copy(),
             "opponents": [tuple(o) for o in self.opponents],
-            "bots": list(self.bots),
+            "bots": [getattr(bot, "get_state", dict)() if bot is not None else None for bot in self.bots],
             "pending": self.pending.copy(),
             "deal_seen": self.deal_seen.copy(),
             "pool": self.pool.get_state(),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
+        """Continue from a :meth:`get_state`; a ValueError (or KeyError, TypeError) names what does not fit."""
         self.game.set_state(state["game"])
         self.rng.bit_generator.state = state["rng"]
-        self.team, self.pending = state["team"].copy(), state["pending"].copy()
-        self.deal_seen = state["deal_seen"].copy()
-        self.opponents = [Opponent(*o) for o in state["opponents"]]
-        self.bots = list(state["bots"])
+        self.team, self.pending, self.deal_seen = (
+            like(name, state[name], getattr(self, name)).copy() for name in ("team", "pending", "deal_seen")
+        )
+        if not 0 <= self.team.min() <= self.team.max() <= 1:
+            raise ValueError("team must hold 0 or 1 at every table")
         self.pool.set_state(state["pool"])
+        opponents = like("opponents", state["opponents"], self.opponents)
+        if len(opponents) != self.num_envs or len(state["bots"]) != self.num_envs:
+            raise ValueError(f"opponents and bots must name one opponent per table ({self.num_envs})")
+        self.opponents = [Opponent(like("opponent kind", kind, ""), like("snapshot id", i, 0)) for kind, i in opponents]
+        for opponent in self.opponents:
+            if opponent.kind not in (SELF, SNAPSHOT, *self.pool.names):
+                raise ValueError(f"opponent {opponent.kind!r} is not in the pool {self.pool.names}")
+            if opponent.kind == SNAPSHOT:
+                self.pool.network(opponent)  # a KeyError for a snapshot the pool does not hold
+        self.bots = [self._bot(o, bot_state) for o, bot_state in zip(self.opponents, state["bots"], strict=True)]
         self._observe()
 
     # ---------------------------------------------------------------- the pieces
@@ -194,13 +207,22 @@ class SelfPlayVecEnv(VecEnv):
             self.team[t] = self.rng.integers(2)
             opponent = self.pool.draw(self.rng)
             self.opponents[t] = opponent
-            bot = None
-            if opponent.kind not in (SELF, SNAPSHOT):
-                bot = agents.make(opponent.kind)
+            bot = self._bot(opponent)
+            if bot is not None:
                 bot.reset(int(self.rng.integers(SEED_RANGE)))
             self.bots[t] = bot
         in_use = {o.snapshot for o in self.opponents if o.kind == SNAPSHOT}
         self.pool.forget_retired(in_use)
+
+    @staticmethod
+    def _bot(opponent: Opponent, state: dict | None = None) -> Any:
+        """A new bot for ``opponent`` (None for a network), continuing from ``state`` if given."""
+        if opponent.kind in (SELF, SNAPSHOT):
+            return None
+        bot = agents.make(opponent.kind)
+        if state:  # bots without random draws have no state
+            bot.set_state(state)
+        return bot
 
     def _finish(
         self, over: np.ndarray, reward: np.ndarray, dones: np.ndarray, infos: list[dict], started: np.ndarray

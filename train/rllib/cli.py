@@ -13,9 +13,9 @@ import argparse
 import dataclasses
 import sys
 
-from ..checkpoints import ResumeError
+from ..checkpoints import ResumeError, saved_config_file
 from ..cli import add_run_arguments, rule_options
-from ..config import RUN_CONFIG_FILE, ConfigError
+from ..config import ConfigError
 from ..lock import RunInUseError
 from .cluster import ADDRESS_ENV, ClusterError
 from .config import RLLIB_CONFIG, load_rllib_config
@@ -45,8 +45,8 @@ def main(argv: list[str]) -> int:
             run_dir = dataclasses.replace(
                 defaults, run_name=args.run_name or defaults.run_name, output_dir=args.output_dir or defaults.output_dir
             ).run_dir
-            config_file = run_dir / RUN_CONFIG_FILE
-            if not config_file.is_file():
+            config_file = saved_config_file(run_dir)
+            if config_file is None:
                 parser.exit(2, f"{PROG}: error: nothing to resume: no run in {run_dir}\n")
         config = load_rllib_config(
             config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name,

@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 import ray
 import torch
-import yaml
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -44,17 +43,19 @@ from agents.policy import PolicyBot, Weights, save_weights
 from eval import evaluate
 
 from ..checkpoints import (
+    RUN_CONFIG_FILE,
     ResumeError,
     candidates,
-    checkpoint_root,
+    check_extension,
     newest_intact,
     resumed_config,
+    saved_config_file,
     say,
     write_checkpoint,
+    write_run_config,
     write_text_atomic,
 )  # fmt: skip
-from ..config import RUN_CONFIG_FILE, ConfigError
-from ..lock import RunLock
+from ..run_folder import command, hold_run
 from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import AllFoursMultiAgentEnv
@@ -190,8 +191,7 @@ def train(
     Raises ClusterError, before anything is written, when the cluster asked for is unreachable.
     """
     address = cluster_address(address)
-    config.run_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(config.run_dir):
+    with hold_run(config, resume, backend="rllib"):
         return _train_locked(config, resume, progress, extend, address)
 
 
@@ -202,12 +202,14 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         folder, steps, skipped = newest_intact(run_dir, read_progress)
         for reason in skipped:
             say(f"skipping a damaged checkpoint: {reason}")
-        path = config.run_dir / RUN_CONFIG_FILE
-        config = resumed_config(config, load_rllib_config(path), path, steps, extend)
-    else:
-        if checkpoint_root(run_dir).exists() or (run_dir / FINAL_NAME).exists():
-            raise ConfigError(f"{run_dir} already holds a run; use --resume to continue it or pick another --run-name")
-        write_text_atomic(run_dir / RUN_CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
+        path = saved_config_file(run_dir)
+        if path is None:
+            raise ResumeError(f"{run_dir} has no {RUN_CONFIG_FILE} and its checkpoints hold no copy of it")
+        saved = load_rllib_config(path)
+        config = resumed_config(config, saved, path, extend)
+        check_extension(config, saved, steps)
+        if path.parent != run_dir or config.total_steps != saved.total_steps:
+            write_run_config(config, saved)
     torch.set_num_threads(1)  # the learner runs here
     where = start_ray(address)
     algo = None
@@ -247,9 +249,8 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         kept = candidates(run_dir)
         raise KeyboardInterrupt(
             f"[train] interrupted at step {steps:,}; "
-            + (f"kept checkpoint {kept[0].name}. Resume with: python -m train --backend rllib "
-               f"--run-name {config.run_name} --output-dir {config.output_dir} --resume" if kept
-               else "before the first checkpoint: nothing to resume; start it again")
+            + (f"kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume', backend='rllib')}" if kept
+               else "before the first checkpoint: nothing to resume; start it again with the same command")
         ) from None
     finally:
         if algo is not None:
