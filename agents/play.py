@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,13 @@ def check_save_path(text: str) -> Path:
         )
     if not path.parent.is_dir():
         raise ValueError(f"--save: the folder {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise ValueError(f"--save: {text!r} is a folder; name a .gif or .mp4 file")
+    try:  # now, not after the whole match
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as err:
+        raise ValueError(f"--save: cannot write in the folder {str(path.parent)!r}: {err.strerror or err}") from None
     return path
 
 
@@ -388,7 +396,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         on_frame = recording.add if recording else None
         code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, viewer=args.seat)
         if recording:
-            recording.save()
+            try:
+                recording.save()
+            except OSError as err:
+                print(f"could not save {recording.path}: {err.strerror or err}; nothing was written", file=sys.stderr)
+                return 1
             print(f"saved {len(recording.frames)} frames to {recording.path}")
         return code
     except BrokenPipeError:  # the output was piped into a reader that stopped (e.g. | head)

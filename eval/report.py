@@ -1,7 +1,10 @@
 """Show and save a :class:`TournamentResult`: terminal tables, JSON, CSV and a cross-table PNG.
 
-Every file is written atomically: to a temporary file in the output folder, then
-``os.replace`` onto its name, so a reader never sees a half-written file.
+The files are written all or nothing: first, each into a temporary folder inside the output
+folder; only when every one is complete are they renamed onto their names (a rename needs no
+space), and a ``ratings.csv`` left by an earlier run that this one does not write is removed. A
+write that fails (a full disk) leaves the output folder as it was, so a reader never sees a
+half-written file nor a mix of two runs' files.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,6 +29,7 @@ PAIRS_CSV_NAME = "pairs.csv"
 BOTS_CSV_NAME = "bots.csv"
 RATINGS_CSV_NAME = "ratings.csv"
 PLOT_NAME = "crosstable.png"
+RESULT_NAMES = (JSON_NAME, PAIRS_CSV_NAME, BOTS_CSV_NAME, RATINGS_CSV_NAME, PLOT_NAME)
 FILE_MODE = 0o644
 ALL_OPPONENTS = "all"  # opponent column of a bot's totals over all its pairs in bots.csv
 AWARD_HEADERS = {
@@ -143,18 +148,11 @@ def format_report(result: TournamentResult) -> str:
 # ---------------------------------------------------------------- files
 
 
-def _atomic_write(path: Path, write: Callable[[IO[Any]], None], binary: bool = False) -> None:
-    """Write through ``write(file)`` to a temporary file beside ``path``, then rename it onto ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "", "encoding": "utf-8"})) as f:
-            write(f)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _write(path: Path, write: Callable[[IO[Any]], None], binary: bool = False) -> None:
+    """Write through ``write(file)`` to ``path``."""
+    with open(path, "wb" if binary else "w", **({} if binary else {"newline": "", "encoding": "utf-8"})) as f:
+        write(f)
+    os.chmod(path, FILE_MODE)
 
 
 def _json_ready(value: Any) -> Any:
@@ -259,7 +257,8 @@ def _plot_writer(result: TournamentResult) -> Callable[[IO[bytes]], None]:
 
 
 def write_outputs(result: TournamentResult, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write results.json, pairs.csv, bots.csv, ratings.csv (3+ bots) and crosstable.png to ``out_dir``."""
+    """Write results.json, pairs.csv, bots.csv, ratings.csv (3+ bots) and crosstable.png to
+    ``out_dir``, all or nothing (module docstring); an OSError leaves ``out_dir`` as it was."""
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stats = result.bot_stats()
@@ -277,8 +276,15 @@ def write_outputs(result: TournamentResult, out_dir: str | os.PathLike[str]) -> 
     if result.ratings is not None:
         rating_rows = [[r.bot, r.elo, *r.ci] for r in result.ratings]
         files.append((RATINGS_CSV_NAME, _csv_writer(["bot", "elo", "elo_low", "elo_high"], rating_rows), False))
-    written = []
-    for name, write, binary in files:
-        _atomic_write(folder / name, write, binary)
-        written.append(folder / name)
-    return written
+    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".eval-"))
+    try:
+        for name, write, binary in files:
+            _write(staging / name, write, binary)
+        names = [name for name, _, _ in files]
+        for stale in set(RESULT_NAMES) - set(names):  # another run's file would mix with these
+            (folder / stale).unlink(missing_ok=True)
+        for name in names:
+            os.replace(staging / name, folder / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [folder / name for name in names]

@@ -193,8 +193,11 @@ def test_library_errors():
         (["random", "random", "--rule", "target_score=abc"], "target_score"),
         (["random", "random", "--rule", "no_such_rule=1"], "unknown rule"),
         (["random", "random", "--rule", "undertrump"], "KEY=VALUE"),
-        (["random", "random", "--boards", "0"], "at least 1"),
-        (["random", "random", "--workers", "0"], "at least 1"),
+        (["random", "random", "--boards", "0"], "must be in 1..1,000,000,000, got 0"),
+        (["random", "random", "--boards", "99999999999999999999999"], "must be in 1..1,000,000,000"),
+        (["random", "random", "--seed", str(2**70)], "must be in 0..4,611,686,018,427,387,904"),
+        (["random", "random", "--workers", "0"], "must be in 1..1,024, got 0"),
+        (["random", "random", "--bootstrap", "0"], "must be in 1..1,000,000"),
     ],
 )
 def test_cli_rejects_bad_options(tmp_path, capsys, argv, message):

@@ -124,3 +124,85 @@ def test_eval_checks_the_output_folder_before_playing(tmp_path, kind, capsys):
         main(["random", "rule_based", "--boards", "100000", "--workers", "1", "--no-progress", "--out", str(out)])
     assert exit_info.value.code == 2 and time.monotonic() - started < STOP_SECONDS
     assert expected in capsys.readouterr().err
+
+
+@linux_only
+@pytest.mark.parametrize("seconds", [0.2, 0.5, 1.0])
+def test_ctrl_c_while_eval_starts_is_one_line(tmp_path, seconds):
+    process = start([*LONG_EVAL, "--out", str(tmp_path / "out")])
+    time.sleep(seconds)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode in (130, -signal.SIGINT) and "Traceback" not in err, err  # -2: before Python's handler
+    assert len(err.strip().splitlines()) <= 1, err
+
+
+def eval_main(argv: list[str]) -> int:
+    from eval.__main__ import main
+
+    return main([*argv, "--workers", "1", "--no-progress"])
+
+
+def test_eval_results_are_written_all_or_nothing(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import eval.report
+
+    out = tmp_path / "out"
+    assert eval_main(["random", "rule_based", "expert", "--boards", "2", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "ratings.csv" in before  # three bots: a rating each
+    plot = eval.report._plot_writer
+
+    def full_disk(result):
+        def write(f):
+            plot(result)(f)
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        return write
+
+    monkeypatch.setattr(eval.report, "_plot_writer", full_disk)
+    capsys.readouterr()
+    assert eval_main(["random", "rule_based", "--boards", "3", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert f"could not write the results to {out}: No space left on device; nothing was written there" in captured.err
+    assert "random" in captured.out  # the report came first
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the folder is as it was: no mix, no leftovers
+    monkeypatch.undo()
+    assert eval_main(["random", "rule_based", "--boards", "3", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bots.csv", "crosstable.png", "pairs.csv", "results.json"]
+
+
+def test_ctrl_c_while_eval_writes_its_results_finishes_them(tmp_path, capsys, monkeypatch):
+    import eval.report
+
+    plot = eval.report._plot_writer
+
+    def interrupted(result):
+        def write(f):
+            signal.raise_signal(signal.SIGINT)
+            plot(result)(f)
+
+        return write
+
+    monkeypatch.setattr(eval.report, "_plot_writer", interrupted)
+    out = tmp_path / "out"
+    assert eval_main(["random", "rule_based", "--boards", "2", "--out", str(out)]) == 0
+    assert "Ctrl-C came while the results were written; they were written whole" in capsys.readouterr().err
+    assert (out / "crosstable.png").stat().st_size > 0 and (out / "results.json").is_file()
+
+
+def test_an_empty_out_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        eval_main(["random", "rule_based", "--boards", "2", "--out", ""])
+    assert exit_info.value.code == 2 and "--out is empty" in capsys.readouterr().err
+
+
+def test_play_checks_that_it_can_save_before_the_match(capsys):
+    from agents.play import main
+
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--watch", "--save", "/proc/match.gif"])
+    assert exit_info.value.code == 2 and time.monotonic() - started < STOP_SECONDS
+    assert "--save: cannot write in the folder '/proc'" in capsys.readouterr().err
