@@ -4,6 +4,7 @@ the league's seat plan, one short training run that exports a playable policy, a
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -224,7 +225,8 @@ def test_config_errors_name_the_key(tmp_path):
         load_rllib_config(RLLIB_CONFIG, self_play=2.0)
 
 
-def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_path, capsys):
+def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ALLFOURS_KEY_FILE", str(tmp_path / "checkpoint.key"))  # this test's own account key
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY_CONFIG)
     code = train_main(["--backend", "rllib", "--config", str(config), "--output-dir", str(tmp_path)])
@@ -241,6 +243,17 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     with pytest.raises(SystemExit):
         train_main([*resume, "--seed", "5"])  # a resumed run keeps its own config
     assert "differs in seed" in capsys.readouterr().err
+    # A checkpoint changed after it was written (RLlib's files pickle) is never loaded.
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy / "tiny")
+    for folder in (copy / "tiny" / "checkpoints").glob("step_*"):
+        victim = next(p for p in sorted(folder.rglob("*.pkl")))
+        victim.write_bytes(victim.read_bytes() + b"tampered")
+    with pytest.raises(SystemExit):
+        train_main(["--backend", "rllib", "--run-name", "tiny", "--output-dir", str(copy), "--resume",
+                    "--total-steps", "1500"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert "was changed after it was sealed: RLlib checkpoints pickle" in err and "no intact checkpoint" in err, err
     assert train_main([*resume, "--total-steps", "1500"]) == 0  # extends the finished run
     err = capsys.readouterr().err
     assert re.search(r"from checkpoint step_00000010\d\d at step 1,0\d\d of 1,500", err), err

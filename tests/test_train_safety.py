@@ -444,3 +444,33 @@ def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, 
     assert "Resume with" not in err
     for name in ("final.zip", "final.npz", "evaluations.csv", "learning_curve.png"):
         assert (tmp_path / "tiny" / name).is_file()
+
+
+# ---------------------------------------------------------------- RLlib's pickled checkpoints: this account's only
+
+
+def test_a_sealed_checkpoint_is_loaded_only_unchanged_and_by_the_account_that_sealed_it(tmp_path, monkeypatch):
+    from train.seal import KEY_ENV, SealError, seal, verify
+
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "mine.key"))
+    folder = tmp_path / "step_0000001000"
+    (folder / "learner").mkdir(parents=True)
+    (folder / "learner" / "state.pkl").write_bytes(b"pickled by RLlib")
+    (folder / "progress.json").write_text('{"steps": 1000}')
+    seal(folder)
+    verify(folder)
+    assert (tmp_path / "mine.key").stat().st_mode & 0o777 == 0o600
+    (folder / "learner" / "state.pkl").write_bytes(b"pickled by someone else")
+    with pytest.raises(SealError, match="was changed after it was sealed"):
+        verify(folder)
+    seal(folder)
+    (folder / "extra.pkl").write_bytes(b"")
+    with pytest.raises(SealError, match="was changed after it was sealed"):
+        verify(folder)
+    (folder / "extra.pkl").unlink()
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "theirs.key"))  # another account's key
+    with pytest.raises(SealError, match="was not sealed by this account"):
+        verify(folder)
+    (folder / "seal.json").unlink()
+    with pytest.raises(SealError, match="has no readable seal.json"):
+        verify(folder)

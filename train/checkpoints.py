@@ -56,16 +56,18 @@ def say(text: str) -> None:
 
 
 def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> Path:
-    """The checkpoint folder of ``step``: ``fill(folder)`` writes it under a temporary name, then it
-    is renamed into place and made the latest; the oldest beyond KEEP are removed."""
+    """The checkpoint folder of ``step``: ``fill(folder)`` writes into it (made, with a copy of the
+    run's config) under a temporary name, then it is renamed into place and made the latest; the
+    oldest beyond KEEP are removed."""
     root = checkpoint_root(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     name = f"{STEP_PREFIX}{step:010d}"
     final, tmp = root / name, root / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    fill(tmp)
+    tmp.mkdir()
     if (run_dir / RUN_CONFIG_FILE).is_file():  # a copy, so that a lost run config can be recovered
         shutil.copyfile(run_dir / RUN_CONFIG_FILE, tmp / RUN_CONFIG_FILE)
+    fill(tmp)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     write_text_atomic(root / "latest", name + "\n")
@@ -76,7 +78,6 @@ def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> 
 
 def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any]) -> Path:
     def fill(folder: Path) -> None:
-        folder.mkdir()
         model.save(folder / MODEL_FILE)
         write_state(folder, state)
 

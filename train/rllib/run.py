@@ -56,6 +56,7 @@ from ..checkpoints import (
     write_text_atomic,
 )  # fmt: skip
 from ..run_folder import command, hold_run
+from ..seal import SealError, seal, verify
 from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import AllFoursMultiAgentEnv
@@ -119,18 +120,23 @@ def save_checkpoint(algo: Algorithm, run_dir: Path, steps: int) -> Path:
     def fill(folder: Path) -> None:
         algo.save_to_path(str(folder.resolve()))
         write_text_atomic(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
+        seal(folder)  # RLlib's files pickle: only this account's own checkpoints are ever loaded
 
     return write_checkpoint(run_dir, steps, fill)
 
 
 def read_progress(folder: Path) -> int:
-    """The steps a checkpoint was taken at; ResumeError if it is not a complete RLlib checkpoint."""
+    """The steps a checkpoint was taken at; ResumeError if it is not a complete RLlib checkpoint
+    sealed by this account (:mod:`train.seal`): nothing of a foreign one is read."""
     try:
+        verify(folder)
         if not (folder / RLLIB_CHECKPOINT_FILE).is_file():
             raise ValueError(f"no {RLLIB_CHECKPOINT_FILE}")
         steps = json.loads((folder / PROGRESS_FILE).read_text())["steps"]
         if not isinstance(steps, int) or steps < 0:
             raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    except SealError as err:
+        raise ResumeError(f"{err}: RLlib checkpoints pickle, so only this account's own are loaded") from None
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ResumeError(f"{folder} is not an intact RLlib checkpoint: {type(err).__name__}: {err}") from None
     return steps
