@@ -24,15 +24,33 @@ hand and what has been played, so the searcher improves on the expert by one ste
 ``rollout=greedy`` is the older, cheaper policy of :func:`agents.search_kernels.rollout_actions`,
 which looks one trick ahead seeing the world's hands.
 
-Options (``agents.make("search:worlds=32,ms=20")``): ``worlds``, the number of sampled worlds
-(default 64); ``ms``, a time budget per decision in milliseconds: worlds are then sampled in
-batches of ``BATCH_WORLDS`` until the budget is spent, up to ``worlds`` (a time budget makes the
-choice depend on the machine's speed; a world budget alone is deterministic for a given seed);
-``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout policy's chance of a
-uniformly random legal action instead (default 0); ``margin`` (default 0.01; 0: plain argmax).
+Options (``agents.make("search:worlds=32,ms=50")``): ``worlds``, the most worlds sampled per
+decision (default 64); ``ms``, the time budget per decision in milliseconds (default 100;
+``ms=0``: no budget); ``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout
+policy's chance of a uniformly random legal action instead (default 0); ``margin`` (default
+0.01; 0: plain argmax).
 
-Measured against ``expert`` over the same 600 deal boards (points a deal, 95% interval;
-``eval.evaluate(bot, "expert", boards=600, episode="deal")``): greedy rollouts +0.096
+Time budget. Under a budget the worlds are searched in batches of at most ``BATCH_TABLES`` = 64
+tables (worlds x legal actions; at least ``MIN_BATCH_WORLDS`` = 8 worlds): the first holds
+``worlds`` split evenly into as few such batches as possible, each next one as many worlds as the
+time per world measured so far says fit before the deadline. A batch starts only before the
+deadline, so a decision ends at most one batch after its budget. Batches of 64 tables cost little
+against one batch of 64 worlds (6% more time on average), and they avoid its slowest decisions:
+a batch of many actions allocates megabyte arrays at every tick of its rollouts, which glibc maps
+afresh each time. A time budget makes the choice depend on the machine's speed and load, so a
+match is no longer exactly repeatable from a seed; ``ms=0`` searches all of the ``worlds`` in one
+batch, deterministic for a seed, with the very choices of the bot before it had a budget.
+
+The default budget, 100 ms, is 1.2 times the slowest full 64-world search measured on an idle
+machine: there it does not bind, and the bot plays as the unbudgeted search; on a loaded machine
+it bounds the decision (README, "Search and the strength ladder", has the decision times and
+``benchmarks/search_speed.py`` measures them). Against ``expert`` over 1,800 deal boards the
+default makes +0.205 [+0.165, +0.245] points a deal, the unbudgeted search +0.210 [+0.170, +0.251]
+(``python -m eval search expert --boards 600 --episode deal``, and with ``--boards 1200
+--first-board 600``; the same with ``search:ms=0``).
+
+Earlier, without a budget, against ``expert`` over the same 600 deal boards (points a deal, 95%
+interval; ``eval.evaluate(bot, "expert", boards=600, episode="deal")``): greedy rollouts +0.096
 [+0.022, +0.170]; expert rollouts +0.175 [+0.099, +0.251] at 32 worlds, +0.188 at 64; with the
 margin 0.01, +0.224 [+0.151, +0.297] at 32 worlds and +0.233 [+0.164, +0.301] at 64. Drawing the
 worlds in proportion to how likely the other seats' card play is under a soft expert measured no
@@ -43,6 +61,7 @@ The rules come from the observation, so every variant is searched under its own 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -63,7 +82,9 @@ DEFAULT_WORLDS = 64
 DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the expert's choice
 ROLLOUTS = ("expert", "greedy")
 DEFAULT_ROLLOUT = "expert"
-BATCH_WORLDS = 8  # worlds per batch under a time budget
+DEFAULT_MS = 100.0  # time budget per decision, milliseconds (0: none)
+MIN_BATCH_WORLDS = 8  # the fewest worlds a batch under a time budget searches
+BATCH_TABLES = 64  # under a time budget, a batch holds at most this many tables (worlds x legal actions)
 MAX_RESAMPLES = 1000
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
@@ -220,15 +241,43 @@ def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndar
     return np.where(winner == 0, 1.0, np.where(winner == 1, 0.0, value))
 
 
+@dataclasses.dataclass(frozen=True)
+class Searched:
+    """What one decision with a choice searched: worlds, batches, seconds in all and in the slowest batch."""
+
+    worlds: int
+    batches: int
+    seconds: float
+    slowest_batch: float
+
+
+def even_batch(worlds_left: int, n_actions: int) -> int:
+    """The worlds of a batch when time is not short: ``worlds_left`` split evenly into as few
+    batches as hold at most ``BATCH_TABLES`` tables (worlds x actions) each, or
+    ``MIN_BATCH_WORLDS`` worlds where the actions are many (see the module docstring)."""
+    cap = max(MIN_BATCH_WORLDS, BATCH_TABLES // n_actions)
+    return -(-worlds_left // -(-worlds_left // cap))
+
+
+def next_batch(worlds_left: int, n_actions: int, done: int, elapsed: float, seconds_left: float) -> int:
+    """Worlds in the next batch of a budgeted decision that has searched ``done`` worlds in
+    ``elapsed`` seconds and has ``seconds_left`` (> 0): as many as the time per world measured so
+    far says fit, but at least ``MIN_BATCH_WORLDS`` (or ``worlds_left``) and at most
+    :func:`even_batch`."""
+    fit = int(seconds_left * done / elapsed) if elapsed > 0 else worlds_left
+    return min(even_batch(worlds_left, n_actions), max(MIN_BATCH_WORLDS, fit))
+
+
 class SearchBot(SeededBot):
-    """PIMC search; see the module docstring."""
+    """PIMC search; see the module docstring. ``last_search`` tells what the latest decision with a
+    choice searched (:class:`Searched`; None before the first)."""
 
     name = "search"
 
     def __init__(
         self,
         worlds: int = DEFAULT_WORLDS,
-        ms: float | None = None,
+        ms: float | None = DEFAULT_MS,
         rollout: str = DEFAULT_ROLLOUT,
         explore: float = 0.0,
         margin: float = DEFAULT_MARGIN,
@@ -236,8 +285,13 @@ class SearchBot(SeededBot):
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"search option worlds must be a positive integer, got {worlds!r}")
-        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not ms > 0):
-            raise ValueError(f"search option ms must be a positive number of milliseconds, got {ms!r}")
+        if ms is not None and (
+            isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0
+        ):
+            raise ValueError(
+                "search option ms must be a time budget per decision in milliseconds, a number above 0, "
+                f"or 0 for no budget (all the worlds every decision, deterministic for a seed), got {ms!r}"
+            )
         if rollout not in ROLLOUTS:
             raise ValueError(f"search option rollout must be one of {ROLLOUTS}, got {rollout!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
@@ -245,23 +299,24 @@ class SearchBot(SeededBot):
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
             raise ValueError(f"search option margin must be a chance in 0..1, got {margin!r}")
         super().__init__(seed)
-        self.worlds, self.ms, self.rollout, self.explore = worlds, ms, rollout, float(explore)
+        self.ms = float(ms) if ms else 0.0  # None (the Python spelling of old) is no budget too
+        self.worlds, self.rollout, self.explore = worlds, rollout, float(explore)
         self.margin = float(margin)
+        self.last_search: Searched | None = None
 
     def act(self, observation: Observation) -> int:
+        start = time.perf_counter()
         legal = legal_actions(observation)
         if len(legal) == 1:
             return int(legal[0])
         position = Position.from_view(decode(observation))
-        deadline = None if self.ms is None else time.perf_counter() + self.ms / 1000.0
-        totals = np.zeros(len(legal))
-        done = 0
-        while done < self.worlds:
-            batch = self.worlds - done if deadline is None else min(BATCH_WORLDS, self.worlds - done)
-            totals += self.evaluate(position, legal, batch).sum(axis=0)
-            done += batch
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
+        if not self.ms:  # no budget: every world in one batch, as deterministic as the seed
+            totals = self.evaluate(position, legal, self.worlds).sum(axis=0)
+            done, batches = self.worlds, 1
+            slowest = time.perf_counter() - start
+        else:
+            totals, done, batches, slowest = self._budgeted(position, legal, start)
+        self.last_search = Searched(done, batches, time.perf_counter() - start, slowest)
         values = totals / done
         best = int(np.argmax(values))
         if self.margin:
@@ -270,6 +325,25 @@ class SearchBot(SeededBot):
             if values[best] - values[kept] <= self.margin:
                 best = kept
         return int(legal[best])
+
+    def _budgeted(self, position: Position, legal: np.ndarray, start: float) -> tuple[np.ndarray, int, int, float]:
+        """Worlds searched in batches until ``self.ms`` from ``start`` are spent or all
+        ``self.worlds`` are done: the first batch of :func:`even_batch` worlds, each next one sized
+        by :func:`next_batch`. A batch starts only before the deadline, so the decision ends at
+        most one batch after it. Returns the summed values, worlds, batches, slowest batch's seconds."""
+        deadline = start + self.ms / 1000.0
+        totals = np.zeros(len(legal))
+        done = batches = 0
+        slowest = 0.0
+        batch = even_batch(self.worlds, len(legal))
+        while True:
+            began = time.perf_counter()
+            totals += self.evaluate(position, legal, batch).sum(axis=0)
+            now = time.perf_counter()
+            done, batches, slowest = done + batch, batches + 1, max(slowest, now - began)
+            if done >= self.worlds or now >= deadline:
+                return totals, done, batches, slowest
+            batch = next_batch(self.worlds - done, len(legal), done, now - start, deadline - now)
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
@@ -298,7 +372,10 @@ class SearchBot(SeededBot):
             return choice
         live = ~games.is_over
         observations, masks = games.observe(), games.legal_mask()
-        choice[live] = expert_actions(observations[live], masks[live])
+        if live.all():  # most ticks: no copy of the observations (a fresh large array costs page faults)
+            choice[:] = expert_actions(observations, masks)
+        else:
+            choice[live] = expert_actions(observations[live], masks[live])
         if self.explore:
             wander = live & (rng.random(games.n) < self.explore)
             choice[wander] = games.sample_legal(rng)[wander]
