@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from allfours_env.rules import DEFAULT_RULES, Rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
 from .bots import BotFactory, BotSource, check_bots
+from .play import BoardRecord
 from .progress import Progress
 from .results import PairResult, Rating, TournamentResult, summarize_pair
 from .runner import run_pairs
@@ -89,28 +90,88 @@ def plan_round_robin(
     )
 
 
-def play_plan(plan: Plan, progress: bool = False) -> TournamentResult:
-    """Play every pair of ``plan`` on its boards and compute the statistics."""
+class EvaluationStopped(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM (``stop``) during play: ``partial`` is the result of the boards finished
+    so far (None if no pair finished one), ``boards_done`` of ``boards_planned`` board pairs."""
+
+    def __init__(self, stop: KeyboardInterrupt, partial: TournamentResult | None, boards_done: int, boards_planned: int):
+        super().__init__()
+        self.stop, self.partial, self.boards_done, self.boards_planned = stop, partial, boards_done, boards_planned
+
+
+def identity(plan: Plan) -> dict[str, Any]:
+    """What names an evaluation (JSON-ready): the same identity plays the same boards the same way."""
+    return {
+        "bots": list(plan.names), "first_board": plan.boards.start, "boards": len(plan.boards),
+        "rules": plan.rules.changed(), "episode": plan.episode, "eval_namespace": EVAL_NAMESPACE,
+    }  # fmt: skip
+
+
+def play_plan(
+    plan: Plan,
+    progress: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+    finished: Mapping[tuple[int, int], BoardRecord] | None = None,
+    on_task: Callable[[int, list[BoardRecord]], None] | None = None,
+) -> TournamentResult:
+    """Play every pair of ``plan`` on its boards and compute the statistics.
+
+    ``on_progress(k)`` hears of every ``k`` boards finished; ``finished``: records of boards
+    played before (by (pair index, board)), not played again; ``on_task(pair, records)`` hears
+    of the records of each task as it finishes. A Ctrl-C or SIGTERM raises
+    :class:`EvaluationStopped` with the results of the boards finished so far.
+    """
+    finished = dict(finished or {})
+    hooks = [on_progress] if on_progress else []
     bar = None
     if progress:
         unit = "deals" if plan.episode == "deal" else "matches"
-        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, unit)
-    records = run_pairs(
-        plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, bar.update if bar else None
-    )
+        bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, unit, done=len(finished))
+        hooks.append(bar.update)
+
+    def task_done(pair: int, records: list[BoardRecord]) -> None:
+        finished.update(((pair, r.board), r) for r in records)
+        if on_task:
+            on_task(pair, records)
+        for hook in hooks:
+            hook(len(records))
+
+    try:
+        records = run_pairs(
+            plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, task_done, finished
+        )
+    except KeyboardInterrupt as stop:
+        if bar:
+            bar.close()
+        planned = len(plan.pairs) * len(plan.boards)
+        raise EvaluationStopped(stop, _partial(plan, finished), len(finished), planned) from None
     if bar:
         bar.close()
+    return summarize(plan, records)
+
+
+def summarize(plan: Plan, records: Sequence[Sequence[BoardRecord]], partial: bool = False) -> TournamentResult:
+    """The statistics of each pair's board records (in board order); ratings with 3+ bots, unless ``partial``."""
     names = plan.names
     results = tuple(
-        summarize_pair(names[a], names[b], recs, plan.episode) for (a, b), recs in zip(plan.pairs, records)
+        summarize_pair(names[a], names[b], recs, plan.episode) for (a, b), recs in zip(plan.pairs, records) if recs
     )
     ratings = None
-    if len(names) >= MIN_BOTS_FOR_RATINGS:
+    if len(names) >= MIN_BOTS_FOR_RATINGS and not partial:
         rng = np.random.default_rng([EVAL_NAMESPACE, BOOTSTRAP_STREAM, plan.boards.start, len(plan.boards)])
         pair_scores = {pair: r.board_scores for pair, r in zip(plan.pairs, results)}
         elo, low, high = bootstrap_bradley_terry(len(names), pair_scores, rng, plan.bootstrap)
         ratings = tuple(Rating(n, float(e), (float(lo), float(hi))) for n, e, lo, hi in zip(names, elo, low, high))
-    return TournamentResult(names, plan.rules.changed(), results, ratings)
+    planned = len(plan.boards) if partial else None
+    return TournamentResult(names, plan.rules.changed(), results, ratings, boards_planned=planned)
+
+
+def _partial(plan: Plan, finished: Mapping[tuple[int, int], BoardRecord]) -> TournamentResult | None:
+    """The result of the boards finished so far, each pair over its own (None if none)."""
+    if not finished:
+        return None
+    records = [[finished[key] for key in sorted(k for k in finished if k[0] == pair)] for pair in range(len(plan.pairs))]
+    return summarize(plan, records, partial=True)
 
 
 def round_robin(
@@ -122,6 +183,7 @@ def round_robin(
     first_board: int = 0,
     progress: bool = False,
     bootstrap: int = BOOTSTRAP_RESAMPLES,
+    on_progress: Callable[[int], None] | None = None,
 ) -> TournamentResult:
     """Play boards ``first_board .. first_board + boards - 1`` for every pair of ``bots``.
 
@@ -129,10 +191,12 @@ def round_robin(
     strings are sure to reach worker processes). ``rules``: rule variants (docs/rules.md A0).
     ``workers``: processes (None: all cores; 1: in this process). ``episode``: "match" (default)
     or "deal" (deal episodes: single deals instead of matches). ``progress``: a progress bar on
-    stderr. ``bootstrap``: resamples for the rating intervals (ratings only with 3+ bots). Bad
-    arguments raise before any play (see :func:`plan_round_robin`).
+    stderr; ``on_progress(k)``: called with the number of boards each time some finish.
+    ``bootstrap``: resamples for the rating intervals (ratings only with 3+ bots). Bad arguments
+    raise before any play (see :func:`plan_round_robin`).
     """
-    return play_plan(plan_round_robin(bots, boards, rules, workers, episode, first_board, bootstrap), progress)
+    plan = plan_round_robin(bots, boards, rules, workers, episode, first_board, bootstrap)
+    return play_plan(plan, progress, on_progress)
 
 
 def evaluate(
@@ -144,10 +208,12 @@ def evaluate(
     episode: str = "match",
     first_board: int = 0,
     progress: bool = False,
+    on_progress: Callable[[int], None] | None = None,
 ) -> PairResult:
     """Duplicate evaluation of ``bot_a`` against ``bot_b`` (see :func:`round_robin` for the arguments).
 
     The default ``workers=1`` plays in this process, so an in-process policy (a bot instance or
     an unpicklable factory) works, e.g. from a training callback.
     """
-    return round_robin([bot_a, bot_b], boards, rules, workers, episode, first_board, progress).pairs[0]
+    bots = [bot_a, bot_b]
+    return round_robin(bots, boards, rules, workers, episode, first_board, progress, on_progress=on_progress).pairs[0]

@@ -17,12 +17,14 @@ class Progress:
     The speed is shown in ``unit`` ("matches" or "deals") per second, ``games_per_board`` a board.
     """
 
-    def __init__(self, total: int, games_per_board: int, unit: str, stream: TextIO | None = None) -> None:
+    def __init__(
+        self, total: int, games_per_board: int, unit: str, stream: TextIO | None = None, done: int = 0
+    ) -> None:
         self.total = total
         self.games_per_board = games_per_board
         self.unit = unit
         self.stream = stream or sys.stderr
-        self.done = 0
+        self.done = self.first = done  # done: boards finished before (a resumed evaluation)
         self.start = time.perf_counter()
         self._last_draw = -math.inf
         self._draw()
@@ -44,13 +46,21 @@ class Progress:
         elapsed = now - self.start
         fraction = self.done / self.total
         filled = round(BAR_WIDTH * fraction)
-        rate = self.done * self.games_per_board / elapsed if elapsed > 0 else 0.0
-        left = elapsed * (self.total - self.done) / self.done if self.done else 0.0
+        played = self.done - self.first
+        rate = played * self.games_per_board / elapsed if elapsed > 0 else 0.0
+        left = f"{_clock(elapsed * (self.total - self.done) / played)} left" if played else "starting"
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done}/{self.total} boards"
-            f"  {rate:.0f} {self.unit}/s  {_clock(elapsed)} elapsed, {_clock(left)} left "
+            f"  {rate_text(rate)} {self.unit}/s  {_clock(elapsed)} elapsed, {left} "
         )
         self.stream.flush()
+
+
+def rate_text(rate: float) -> str:
+    """A rate with the precision it needs: 5,120 / 41.3 / 0.35."""
+    if rate >= 100:
+        return f"{rate:,.0f}"
+    return f"{rate:.1f}" if rate >= 10 else f"{rate:.2f}"
 
 
 def _clock(seconds: float) -> str:

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
 from agents.match import Decision, Match  # noqa: E402
 from allfours_env.engine import Game  # noqa: E402
 from allfours_env.rules import Rules  # noqa: E402
@@ -44,8 +45,12 @@ def test_shipped_configs_load():
     assert load_config(CONFIG_DIR / "quick.yaml").total_steps <= 20_000
 
 
+def stop_at_once(*args, **kwargs):
+    raise KeyboardInterrupt  # a Ctrl-C as learning begins
+
+
 @pytest.mark.parametrize("overlap", [False, True])
-def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, overlap):
+def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, monkeypatch, overlap):
     """Also with updates overlapped with collection (train/overlap.py): a checkpoint holds the
     rollout collected ahead, so the resumed run still ends with the same weights."""
     quick = tmp_path / "quick.yaml"
@@ -61,9 +66,17 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, ov
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
     assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "16384"]) == 0
-    a, b = np.load(whole / "final.npz"), np.load(tmp_path / "split" / "final.npz")
-    for key in a.files:
-        np.testing.assert_array_equal(a[key], b[key], err_msg=f"resumed run differs in {key}")
+    # Stopped right after the warm start (its checkpoint is step 0), then resumed from there.
+    with monkeypatch.context() as patch:
+        patch.setattr(MaskablePPO, "learn", stop_at_once)
+        assert train_main([*common, "--run-name", "warm"]) == 130
+    assert "kept checkpoint step_0000000000. Resume with" in capsys.readouterr().err
+    assert train_main([*common, "--run-name", "warm", "--resume"]) == 0
+    for resumed in ("split", "warm"):
+        a, b = np.load(whole / "final.npz"), np.load(tmp_path / resumed / "final.npz")
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"the run resumed in {resumed} differs in {key}")
+    assert sorted(p.name for p in (tmp_path / "warm").glob("tensorboard_*")) == ["tensorboard_1"]
     # A run folder is not overwritten by accident.
     with pytest.raises(SystemExit):
         train_main([*common, "--run-name", "whole"])
@@ -127,7 +140,7 @@ def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):
     import dataclasses
 
     from train import imitation
-    from train.run import PhaseProgress
+    from train.progress import Progress
 
     config = dataclasses.replace(load_config(CONFIG_DIR / "quick.yaml"), imitation_steps=300, reward="points")
     calls = []
@@ -140,10 +153,11 @@ def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)
     again = imitation.record(config, seed=3)
     assert (again.observations == data.observations).all() and (again.returns == data.returns).all()
-    progress = PhaseProgress("recording", "decisions", enabled=True)
-    progress(0, 100)
-    progress(10, 100)  # within 10 s of the last line: not printed
-    progress(100, 100)
+    progress = Progress(enabled=True)
+    with progress.phase("recording", "decisions", 100):
+        progress.advance(10)  # within 10 s of the last line: not printed
+        progress.advance(100)
+    progress.close()
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("[train] recording: 0/100 decisions (0%)")
-    assert lines[0].endswith("starting") and lines[1].endswith("0s left")
+    assert len(lines) == 2 and lines[0] == "[train] recording: 0/100 decisions (0%)  0s elapsed, starting"
+    assert lines[1].startswith("[train] recording: 100/100 decisions (100%)  ") and lines[1].endswith("0s left")

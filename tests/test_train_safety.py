@@ -86,15 +86,52 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
 
 
 @linux_only
-def test_kill_9_leaves_a_lock_that_is_taken_over(tmp_path, capsys):
-    config = tiny_config(tmp_path, total_steps=LONG_STEPS)
+def test_kill_9_after_a_checkpoint_by_time_resumes_from_it_and_takes_over_the_lock(tmp_path, capsys):
+    config = tiny_config(tmp_path, total_steps=LONG_STEPS, checkpoint_every=LONG_STEPS, checkpoint_minutes=0.02)
     process = start(["-m", "train", *args(config, tmp_path)])
-    kept = wait_for_checkpoint(process, tmp_path / "tiny")
+    kept = wait_for_checkpoint(process, tmp_path / "tiny")  # by time: checkpoint_every is never reached
     process.kill()
     process.communicate(timeout=30)
+    assert 0 < kept < LONG_STEPS
     assert (tmp_path / "tiny" / LOCK_FILE).read_text().strip() == str(process.pid)
     assert train_main(resume(tmp_path, kept + 1)) == 0
-    assert f"took over the lock of process {process.pid}, which no longer runs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"took over the lock of process {process.pid}, which no longer runs" in err
+    assert f"from checkpoint step_{kept:010d} at step {kept:,}" in err
+
+
+@linux_only
+@pytest.mark.parametrize(
+    "wait_for_line, changes",
+    [
+        (None, {}),  # during start-up
+        ("[train] recording", {"imitate": "rule_based", "imitation_steps": 10**6}),
+        ("[train] PPO", {"checkpoint_every": 256}),
+    ],
+    ids=["start-up", "warm start", "PPO"],
+)
+def test_sigterm_is_one_line_exit_143_and_leaves_a_resumable_run(tmp_path, wait_for_line, changes):
+    config = tiny_config(tmp_path, total_steps=LONG_STEPS, **changes)
+    process = start(["-m", "train", *args(config, tmp_path)[:-1]])
+    lines = Lines(process)
+    if wait_for_line:
+        lines.wait_for(wait_for_line, process)
+    if changes.get("checkpoint_every"):
+        wait_for_checkpoint(process, tmp_path / "tiny")
+    else:
+        time.sleep(1.0)
+    process.terminate()  # SIGTERM, what schedulers, docker stop and timeout send
+    process.wait(timeout=60)
+    err = lines.text()
+    assert process.returncode == 143 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("[train] terminated (SIGTERM)"), err
+    if "kept checkpoint" in last:
+        assert last.endswith(f"Resume with: python -m train --run-name tiny --output-dir {tmp_path} --resume")
+        assert train_main(resume(tmp_path, latest_step(tmp_path / "tiny") + 1)) == 0
+    else:  # starting again is tested above
+        assert "start it again with the same command" in last.lower()
+        assert not list((tmp_path / "tiny").rglob("*.tmp"))
 
 
 @pytest.fixture(scope="module")
@@ -431,16 +468,16 @@ def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tm
 def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, monkeypatch):
     import train.run
 
-    write = train.run.curve.write
+    write = train.run.save_weights  # the final export, written only at the end
 
     def interrupted_write(*a, **k):
         signal.raise_signal(signal.SIGINT)  # what a Ctrl-C at this moment does
         write(*a, **k)
 
-    monkeypatch.setattr(train.run.curve, "write", interrupted_write)
+    monkeypatch.setattr(train.run, "save_weights", interrupted_write)
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 0
     err = capsys.readouterr().err
-    assert "Ctrl-C came while the final files were written: the run had finished, and they were written whole" in err
+    assert "a stop signal came while the final files were written: the run had finished, and they were written whole" in err
     assert "Resume with" not in err
     for name in ("final.zip", "final.npz", "evaluations.csv", "learning_curve.png"):
         assert (tmp_path / "tiny" / name).is_file()

@@ -10,7 +10,8 @@
 
 The config, the output folder and the run lock are checked before torch is imported, so a bad
 value or a second run of the same folder is refused at once. Ctrl-C at any moment gives one line
-and exit code 130 (or, if the work was done, says so and exits 0).
+and exit code 130, SIGTERM (a scheduler's stop) the same with 143; if the work was done, it says so
+and exits 0. A progress line comes at least every 10 s in every phase (train/progress.py).
 """
 
 from __future__ import annotations
@@ -18,18 +19,22 @@ from __future__ import annotations
 import os
 import sys
 
-INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
 USAGE_EXIT = 2
 BACKENDS = ("sb3", "rllib")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; Ctrl-C anywhere, imports included, ends it with one line and INTERRUPTED_EXIT."""
+    """Run the command; Ctrl-C or SIGTERM anywhere, imports included, ends it with one line and
+    exit code 130 (143 for SIGTERM)."""
+    from eval.processes import exit_code, stop_name, stop_on_sigterm
+
+    stop_on_sigterm()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
-    except KeyboardInterrupt as err:
-        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
-        return INTERRUPTED_EXIT
+    except KeyboardInterrupt as stop:
+        print(str(stop) or f"[train] {stop_name(stop)} before training started: start it again with the same command",
+              file=sys.stderr)  # fmt: skip
+        return getattr(stop, "code", exit_code(stop))
 
 
 def _main(argv: list[str]) -> int:
@@ -48,6 +53,7 @@ def _main(argv: list[str]) -> int:
     from .cli import add_run_arguments, rule_options
     from .config import DEFAULT_CONFIG, ConfigError, check_memory, load_config, run_folder
     from .lock import RunInUseError
+    from .progress import Progress
     from .run_folder import hold_run
 
     parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
@@ -73,10 +79,15 @@ def _main(argv: list[str]) -> int:
         if rules:
             config = dataclasses.replace(config, rules={**config.rules, **rules})
         check_memory(config)
-        with hold_run(config, args.resume):
-            from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
+        progress = Progress(not args.quiet)
+        try:
+            with hold_run(config, args.resume):
+                with progress.phase("starting (loading torch and SB3)"):
+                    from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
 
-            final = train_in_held_run(config, args.resume, not args.quiet, extend=args.total_steps is not None)
+                final = train_in_held_run(config, args.resume, progress, extend=args.total_steps is not None)
+        finally:
+            progress.close()
     except (ConfigError, ResumeError, RunInUseError) as err:
         parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
     print(f"final policy: {final} (and {final.with_suffix('.npz')}); tensorboard --logdir {config.run_dir}")
@@ -85,7 +96,7 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     code = main()
-    if code == INTERRUPTED_EXIT:  # all is saved and closed: skip the second or two of torch's teardown
+    if code in (130, 143):  # stopped by a signal, all saved and closed: skip the second or two of torch's teardown
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

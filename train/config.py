@@ -80,6 +80,7 @@ class TrainConfig:
     eval_boards: int = 100
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "rule_based"])
     checkpoint_every: int = 50_000
+    checkpoint_minutes: float = 5.0  # a checkpoint also at least this often (and after the warm start)
 
     def __post_init__(self) -> None:
         check_common(self)
@@ -135,6 +136,7 @@ NUMBER_RANGES = {
     "ent_coef": (0.0, math.inf, True),
     "vf_coef": (0.0, math.inf, True),
     "max_grad_norm": (0.0, math.inf, False),
+    "checkpoint_minutes": (0.0, math.inf, False),
 }
 
 

@@ -30,7 +30,7 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 from __future__ import annotations
 
 import random
-import sys
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, input_size, save_weights, weights_from_policy
 from eval import evaluate
-from eval.processes import interrupts_deferred
+from eval.processes import exit_code, interrupts_deferred, stop_name
 
 from . import curve, imitation
 from .checkpoints import (
@@ -65,12 +65,12 @@ from .config import TrainConfig, check_memory, load_config
 from .network import policy_class, policy_kwargs
 from .opponents import OpponentPool
 from .overlap import OverlappedMaskablePPO
+from .progress import Progress, duration
 from .run_folder import command, hold_run
 from .selfplay import SelfPlayVecEnv
 from .state_file import like
 
 TB_NAME = "tensorboard"
-PROGRESS_SECONDS = 10.0  # at most one progress line this often, and one after each evaluation
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
 SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
@@ -79,7 +79,12 @@ SB3_COUNTERS = (
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C during training; the message says what was kept and how to resume."""
+    """Ctrl-C or SIGTERM during training; the message says what was kept and how to resume,
+    ``code`` is the exit code (130 or 143)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
 
 
 def make_vec_env(config: TrainConfig) -> VecMonitor:
@@ -121,7 +126,7 @@ def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
 class Trainer(BaseCallback):
     """Everything that happens between two PPO updates (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, env: VecMonitor, progress: bool = True):
+    def __init__(self, config: TrainConfig, env: VecMonitor, progress: Progress):
         super().__init__()
         self.config = config
         self.env = env
@@ -136,7 +141,9 @@ class Trainer(BaseCallback):
         self.latest_eval: dict[str, tuple[float, float, float]] = {}
         self._finished: list[tuple[bool, float, float]] = []  # (won, own per deal, other per deal)
         self._clock = (time.monotonic(), 0)  # (time, steps) when learning started, for steps/s
-        self._last_print = 0.0
+        self._last_checkpoint = time.monotonic()  # checkpoints come by steps, and at least every checkpoint_minutes
+        self._rollout_started = self._rollout_ended = time.monotonic()
+        self._own_seconds = 0.0  # evaluations and checkpoints since learning started (for time/* tags)
 
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
@@ -167,7 +174,8 @@ class Trainer(BaseCallback):
         if self.model.num_timesteps == 0:  # the starting point of the learning curve
             self.evaluate()
             self.logger.dump(0)
-            self._print_progress()
+            self.progress.show()
+        self._rollout_started = self._rollout_ended = time.monotonic()
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -176,11 +184,18 @@ class Trainer(BaseCallback):
                 self._finished.append((own > other, own / info["deals"], other / info["deals"]))
         return True
 
+    def _on_rollout_end(self) -> None:
+        self._rollout_ended = time.monotonic()
+
     def _on_rollout_start(self) -> None:
         """Called after each update (and once at the start): a consistent point to act on."""
         steps = self.model.num_timesteps
         if steps == 0:
             return
+        began = time.monotonic()
+        self.logger.record("time/collect_seconds", self._rollout_ended - self._rollout_started)
+        self.logger.record("time/update_seconds", began - self._rollout_ended)
+        self.progress.advance(steps)
         take_snapshot = steps >= self.next_snapshot
         if take_snapshot:
             self.next_snapshot += self.config.snapshot_every
@@ -190,19 +205,24 @@ class Trainer(BaseCallback):
             self.next_eval += self.config.eval_every
             self.evaluate()
         self._log_games()
-        if steps >= self.next_checkpoint:
-            self.next_checkpoint += self.config.checkpoint_every
+        by_time = time.monotonic() - self._last_checkpoint >= 60 * self.config.checkpoint_minutes
+        if steps >= self.next_checkpoint or by_time:
+            if steps >= self.next_checkpoint:
+                self.next_checkpoint += self.config.checkpoint_every
             self.checkpoint()
+        self._own_seconds += time.monotonic() - began
+        self.logger.record("time/eval_and_checkpoint_seconds", self._own_seconds)
         self.logger.dump(steps)  # the last update's train/* values and the above, at this step
-        if evaluated or time.monotonic() - self._last_print >= PROGRESS_SECONDS:
-            self._print_progress()
+        if evaluated:
+            self.progress.show()
+        self._rollout_started = time.monotonic()
 
     def _on_training_end(self) -> None:
         if isinstance(self.model, OverlappedMaskablePPO):
             self.model.finish_collection()  # the checkpoint below holds the rollout it collected
+        self.progress.advance(self.model.num_timesteps)
         self.evaluate()
         self.logger.dump(self.model.num_timesteps)
-        self._print_progress()
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
 
     # -- the pieces
@@ -210,10 +230,16 @@ class Trainer(BaseCallback):
         self.selfplay.pool.update(weights_from_policy(self.model.policy), snapshot)
 
     def evaluate(self) -> None:
+        """Evaluate the policy against each of eval_opponents; evaluations.csv and the learning
+        curve are written at once, so that an interrupted run has them too."""
         bot = PolicyBot(weights_from_policy(self.model.policy), name="learner")
         minutes = self.minutes()
+        steps, boards = self.model.num_timesteps, self.config.eval_boards
         for opponent in self.config.eval_opponents:
-            result = evaluate(bot, opponent, boards=self.config.eval_boards, rules=self.config.rules, workers=1)
+            with self.progress.phase(f"evaluating at step {steps:,} against {opponent}", "boards", boards, quiet=True):
+                result = evaluate(
+                    bot, opponent, boards=boards, rules=self.config.rules, workers=1, on_progress=self.progress.add
+                )
             low, high = result.win_rate_ci
             self.latest_eval[opponent] = (result.win_rate, low, high)
             self.evaluations.append((self.model.num_timesteps, minutes, opponent, result.win_rate, low, high))
@@ -221,6 +247,12 @@ class Trainer(BaseCallback):
             self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
             self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
             self.logger.record(f"eval/point_diff_per_deal_vs_{opponent}", result.point_diff_per_deal)
+        with interrupts_deferred():
+            curve.write(self.config.run_dir, self.evaluations)
+
+    def eval_note(self) -> str:
+        """The latest evaluations, for the progress lines."""
+        return "".join(f"  vs {name} {w:.2f} [{lo:.2f}, {hi:.2f}]" for name, (w, lo, hi) in self.latest_eval.items())
 
     def _log_games(self) -> None:
         if self._finished:
@@ -230,8 +262,10 @@ class Trainer(BaseCallback):
             self.logger.record("game/other_points_per_deal", other)
             self._finished = []
         start, start_steps = self._clock
-        now = time.monotonic()
-        self.logger.record("time/steps_per_second", (self.model.num_timesteps - start_steps) / max(now - start, 1e-9))
+        elapsed = max(time.monotonic() - start, 1e-9)
+        steps = self.model.num_timesteps - start_steps
+        self.logger.record("time/steps_per_second", steps / elapsed)  # the real run's, evaluations included
+        self.logger.record("time/learning_steps_per_second", steps / max(elapsed - self._own_seconds, 1e-9))
 
     def checkpoint(self) -> None:
         state = {
@@ -246,19 +280,7 @@ class Trainer(BaseCallback):
             state["sb3"]["pending_rollout"] = self.model.pending_state()
         with interrupts_deferred():
             save_checkpoint(self.config.run_dir, self.model.num_timesteps, self.model, state)
-
-    def _print_progress(self) -> None:
-        if not self.progress:
-            return
-        start, start_steps = self._clock
-        now = time.monotonic()
-        steps, total = self.model.num_timesteps, self.model._total_timesteps
-        rate = (steps - start_steps) / max(now - start, 1e-9)
-        line = f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {rate:,.0f} steps/s"
-        for name, (win, low, high) in self.latest_eval.items():
-            line += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
-        print(line, file=sys.stderr, flush=True)
-        self._last_print = now
+        self._last_checkpoint = time.monotonic()
 
 
 def _check_row(name: str, row: Any, references: tuple) -> None:
@@ -268,51 +290,24 @@ def _check_row(name: str, row: Any, references: tuple) -> None:
         like(name, value, reference)
 
 
-class PhaseProgress:
-    """Progress lines of a warm-start phase on stderr: the first call, then at most one every
-    PROGRESS_SECONDS and the last, each with the rate and the time left."""
-
-    def __init__(self, what: str, unit: str, enabled: bool) -> None:
-        self.what, self.unit, self.enabled = what, unit, enabled
-        self.start, self.last = time.monotonic(), -float("inf")
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < PROGRESS_SECONDS and done < total):
-            return
-        self.last = now
-        elapsed = now - self.start
-        rate = done / max(elapsed, 1e-9)
-        left = f"{(total - done) / rate:.0f}s left" if rate > 0 else "starting"
-        print(
-            f"[train] {self.what}: {done:,}/{total:,} {self.unit} ({done / total:.0%})  {rate:,.0f} {self.unit}/s  "
-            f"{elapsed:.0f}s elapsed, {left}",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def warm_start(model: MaskablePPO, config: TrainConfig, progress: bool) -> None:
+def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> None:
     """Behaviour cloning of ``config.imitate`` (see train/imitation.py), logged as ``imitation/*``."""
     start = time.monotonic()
-    recording = PhaseProgress(f"recording {config.imitate}", "decisions", progress)
-    data = imitation.record(config, seed=config.seed, report=recording)
-    fitting = PhaseProgress("imitation fit", "samples", progress)
-    metrics = imitation.fit(model.policy, data, config, seed=config.seed, report=fitting)
+    with progress.phase(f"recording {config.imitate}", "decisions", config.imitation_steps):
+        data = imitation.record(config, seed=config.seed, report=lambda done, total: progress.advance(done))
+    with progress.phase("imitation fit", "samples", config.imitation_epochs * len(data.actions)):
+        metrics = imitation.fit(model.policy, data, config, seed=config.seed, report=lambda done, total: progress.advance(done))
     writer = SummaryWriter(str(config.run_dir / "imitation"))
     for key, value in metrics.items():
         writer.add_scalar(f"imitation/{key}", value, 0)
     writer.close()
-    if progress:
-        print(
-            f"[train] imitated {config.imitate} on {len(data.actions):,} decisions in {time.monotonic() - start:.0f}s: "
-            f"accuracy {metrics['accuracy']:.3f}",
-            file=sys.stderr,
-            flush=True,
-        )
+    progress.say(
+        f"imitated {config.imitate} on {len(data.actions):,} decisions in {duration(time.monotonic() - start)}: "
+        f"accuracy {metrics['accuracy']:.3f}"
+    )
 
 
-def _restore(config: TrainConfig, folder: Path, progress: bool) -> tuple[VecMonitor, Trainer, MaskablePPO, int]:
+def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[VecMonitor, Trainer, MaskablePPO, int]:
     """A new env, trainer and model continuing from checkpoint ``folder``: ResumeError if it is
     damaged or does not fit ``config`` (nothing outside the new objects is kept then, but the
     global generators, which the next successful restore sets again)."""
@@ -328,9 +323,10 @@ def _restore(config: TrainConfig, folder: Path, progress: bool) -> tuple[VecMoni
             "_last_obs": np.zeros((n, inputs), np.float32), "_last_episode_starts": np.zeros(n, bool),
             "num_timesteps": 0, "_n_updates": 0, "_episode_num": 0,
         }  # fmt: skip
+        before_learning = like("sb3 num_timesteps", counters["num_timesteps"], 0) == 0  # a warm start's checkpoint
         for name in SB3_COUNTERS:
             value = counters[name]
-            if name in references:
+            if name in references and not (value is None and before_learning):
                 like(f"sb3 {name}", value, references[name])
             setattr(model, name, value)
         if isinstance(model, OverlappedMaskablePPO):
@@ -347,7 +343,7 @@ def _restore(config: TrainConfig, folder: Path, progress: bool) -> tuple[VecMoni
     return env, trainer, model, counters["num_timesteps"]
 
 
-def _resume(given: TrainConfig, progress: bool, extend: bool) -> tuple[TrainConfig, VecMonitor, Trainer, MaskablePPO]:
+def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[TrainConfig, VecMonitor, Trainer, MaskablePPO]:
     """The run's config and a model, env and trainer continuing from its newest intact checkpoint;
     the run's ``config.yaml`` is (re)written only once that checkpoint has been restored."""
     run_dir = given.run_dir
@@ -375,34 +371,49 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
     """Run (or resume) training; returns the path of the final SB3 checkpoint.
 
     With ``resume``, ``config`` must equal the run's saved config but for ``total_steps``, which
-    may differ only when ``extend`` is true (the command line's ``--total-steps``). Raises
-    ConfigError, ResumeError, ``train.lock.RunInUseError``, or TrainingInterrupted on Ctrl-C.
+    may differ only when ``extend`` is true (the command line's ``--total-steps``). ``progress``:
+    progress lines on stderr. Raises ConfigError, ResumeError, ``train.lock.RunInUseError``, or
+    TrainingInterrupted on Ctrl-C or SIGTERM.
     """
     check_memory(config)
-    with hold_run(config, resume):
-        return train_in_held_run(config, resume, progress, extend)
+    lines = Progress(progress)
+    try:
+        with hold_run(config, resume):
+            return train_in_held_run(config, resume, lines, extend)
+    finally:
+        lines.close()
 
 
-def train_in_held_run(config: TrainConfig, resume: bool, progress: bool, extend: bool) -> Path:
+def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, extend: bool) -> Path:
     """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`)."""
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
     run_dir = config.run_dir
     model: MaskablePPO | None = None
     try:
-        if resume:
-            config, env, trainer, model = _resume(config, progress, extend)
-        else:
-            env = make_vec_env(config)
-            trainer = Trainer(config, env, progress)
-            model = new_model(config, env)
+        with progress.phase(f"building {config.n_envs} tables and the networks (a first run also compiles the engine)"):
+            if resume:
+                config, env, trainer, model = _resume(config, progress, extend)
+            else:
+                env = make_vec_env(config)
+                trainer = Trainer(config, env, progress)
+                model = new_model(config, env)
+        if not resume:
             if config.imitate:
                 warm_start(model, config, progress)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))  # before learn() resets the env
+            if config.imitate:  # the warm start is kept: a run stopped later goes on from here
+                trainer.model = model
+                trainer.checkpoint()
+        learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
+        if learning_starts:
+            for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint
+                shutil.rmtree(stale)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
-            model.learn(
-                total_timesteps=remaining, callback=trainer, reset_num_timesteps=not resume, tb_log_name=TB_NAME
-            )
+            with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note):
+                model.learn(
+                    total_timesteps=remaining, callback=trainer, reset_num_timesteps=learning_starts, tb_log_name=TB_NAME
+                )
         final = run_dir / "final.zip"
         with interrupts_deferred(reraise=False) as interrupted:
             tmp = run_dir / ".final.tmp.zip"
@@ -411,20 +422,21 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: bool, extend:
             save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
             curve.write(run_dir, trainer.evaluations)
         if interrupted:
-            say("Ctrl-C came while the final files were written: the run had finished, and they were written whole")
+            say("a stop signal came while the final files were written: the run had finished, and they were written whole")
         return final
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
-        raise TrainingInterrupted(_interrupted_message(config, model)) from None
+        raise TrainingInterrupted(_interrupted_message(config, model, stop), exit_code(stop)) from None
 
 
-def _interrupted_message(config: TrainConfig, model: MaskablePPO | None) -> str:
+def _interrupted_message(config: TrainConfig, model: MaskablePPO | None, stop: KeyboardInterrupt) -> str:
     step = model.num_timesteps if model is not None else 0
     kept = candidates(config.run_dir)
+    what = f"[train] {stop_name(stop)} at step {step:,}"
     if not kept:
         return (
-            f"[train] interrupted at step {step:,}, before the first checkpoint: nothing to resume. Start it again with "
-            f"the same command (without --resume): the start's files are then removed first"
+            f"{what}, before the first checkpoint: nothing to resume. Start it again with the same command "
+            "(without --resume): the start's files are then removed first"
         )
-    return f"[train] interrupted at step {step:,}; kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume')}"
+    return f"{what}; kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume')}"

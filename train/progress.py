@@ -1,0 +1,146 @@
+"""Progress lines of a training run on stderr: every phase, a line at least every PROGRESS_SECONDS.
+
+The run goes through phases (starting, recording the warm start, fitting it, PPO, each evaluation,
+saving). :meth:`Progress.phase` opens one, as a context (an evaluation opens inside PPO, which
+takes over again after it); :meth:`Progress.advance` reports how far it is. A line is printed when
+a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
+background thread prints the current phase's state when the code is busy and says nothing itself
+(a first run compiling the engine, a long evaluation). Every line names the phase, how far it is,
+its rate, the time it has taken and the time left ("starting" until a rate is known)::
+
+    [train] PPO: 1,048,576/7,000,000 steps (15%)  5,120 steps/s  3m25s elapsed, 19m22s left  vs expert 0.51 [0.48, 0.54]
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from eval.progress import rate_text
+
+PROGRESS_SECONDS = 10.0  # the longest silence between two lines
+TICK_SECONDS = 0.5  # how often the background thread looks
+
+
+@dataclass
+class _Phase:
+    what: str
+    unit: str
+    total: int
+    done: int
+    note: Callable[[], str] | None
+    started: float = field(default_factory=time.monotonic)
+    first: int = 0  # done when the phase opened: the rate counts from there
+
+    def line(self, now: float) -> str:
+        elapsed = now - self.started
+        text = f"[train] {self.what}"
+        if self.total:
+            rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
+            speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
+            left = f"{duration((self.total - self.done) / rate)} left" if rate > 0 else "starting"
+            text += (
+                f": {self.done:,}/{self.total:,} {self.unit} ({self.done / self.total:.0%}){speed}"
+                f"  {duration(elapsed)} elapsed, {left}"
+            )
+        else:
+            text += f": {duration(elapsed)} elapsed"
+        if self.note:
+            text += self.note()
+        return text
+
+
+class Progress:
+    """The progress lines of one run (see the module docstring); ``enabled=False`` prints nothing."""
+
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None) -> None:
+        self.enabled = enabled
+        self.stream = stream
+        self._phases: list[_Phase] = []
+        self._last_line = time.monotonic()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def phase(
+        self, what: str, unit: str = "", total: int = 0, done: int = 0, note: Callable[[], str] | None = None,
+        quiet: bool = False,
+    ) -> Iterator[None]:
+        """A phase of ``total`` ``unit`` (0: not counted), ``done`` of them already; ``note()``
+        adds to each of its lines. Its first line is printed at once and its last when it is
+        complete, unless ``quiet`` (a short part of a larger phase: lines only if it lasts)."""
+        self._phases.append(_Phase(what, unit, total, done, note, first=done))
+        self._start_thread()
+        if not quiet:
+            self._print()
+        try:
+            yield
+        finally:
+            phase = self._phases.pop()
+            if phase.total and phase.done >= phase.total and not quiet:
+                self._print(phase)
+
+    def advance(self, done: int) -> None:
+        """The current phase has done ``done`` (a line if PROGRESS_SECONDS have passed)."""
+        if self._phases:
+            self._phases[-1].done = done
+            if time.monotonic() - self._last_line >= PROGRESS_SECONDS:
+                self._print()
+
+    def add(self, count: int) -> None:
+        """The current phase has done ``count`` more."""
+        if self._phases:
+            self.advance(self._phases[-1].done + count)
+
+    def say(self, text: str) -> None:
+        """A line of its own (it counts as a line: the next one is due PROGRESS_SECONDS later)."""
+        self._write(f"[train] {text}")
+
+    def close(self) -> None:
+        self._stopped.set()
+
+    # ------------------------------------------------------------ the pieces
+
+    def show(self) -> None:
+        """Print the current phase's line now."""
+        self._print()
+
+    def _print(self, phase: _Phase | None = None) -> None:
+        phases = list(self._phases)  # the watching thread reads while the main thread opens and closes phases
+        phase = phase or (phases[-1] if phases else None)
+        if phase is not None:
+            self._write(phase.line(time.monotonic()))
+
+    def _write(self, line: str) -> None:
+        with self._lock:
+            self._last_line = time.monotonic()
+            if self.enabled:
+                print(line, file=self.stream or sys.stderr, flush=True)
+
+    def _start_thread(self) -> None:
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
+            self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(TICK_SECONDS):
+            if time.monotonic() - self._last_line >= PROGRESS_SECONDS:
+                self._print()
+
+
+def duration(seconds: float) -> str:
+    """45s, 3m25s, 2h05m."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
