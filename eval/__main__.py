@@ -17,7 +17,11 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
+    from .journal import Finished, Journal
+    from .results import TournamentResult
 
 DEFAULT_BOARDS = 1000
 MAX_BOARDS = 10**9  # boards per pair: at 100 matches a second, half a year of play
@@ -25,7 +29,6 @@ MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
 MAX_WORKERS = 1024
 MAX_BOOTSTRAP = 10**6
 DEFAULT_OUT = "results/eval"
-INTERRUPTED_EXIT = 130  # the shell's code for a process ended by SIGINT
 WRITE_FAILED_EXIT = 1
 
 
@@ -103,24 +106,35 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"bootstrap resamples for ratings (default {BOOTSTRAP_RESAMPLES})",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume", action="store_true",
+        help="go on with the interrupted evaluation of the same command in --out: only its missing boards are played",
+    )  # fmt: skip
+    again.add_argument("--restart", action="store_true", help="discard an interrupted evaluation kept in --out")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; a Ctrl-C at any moment, imports included, ends it with one line and exit 130."""
+    """Run the command; a Ctrl-C or SIGTERM at any moment, imports included, ends it with one line
+    and exit code 130 (143 for SIGTERM)."""
+    from .processes import exit_code, stop_name, stop_on_sigterm
+
+    stop_on_sigterm()
     try:
         return _main(argv)
-    except KeyboardInterrupt:
-        print("\npython -m eval: interrupted; nothing was written", file=sys.stderr)
-        return INTERRUPTED_EXIT
+    except KeyboardInterrupt as stop:
+        print(f"\npython -m eval: {stop_name(stop)}; nothing was written", file=sys.stderr)
+        return exit_code(stop)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     from allfours_env.rules import parse_rule_options
 
-    from .api import plan_round_robin, play_plan
-    from .processes import interrupts_deferred
-    from .report import format_report, write_outputs
+    from .api import EvaluationStopped, identity, plan_round_robin, play_plan
+    from .journal import Journal
+    from .processes import exit_code, stop_name
+    from .report import format_report
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -137,35 +151,82 @@ def _main(argv: Sequence[str] | None) -> int:
             bootstrap=args.bootstrap,
         )
         created = check_out_dir(args.out)
-    except (ValueError, FileNotFoundError, TypeError) as error:
+        journal = Journal(Path(args.out), identity(plan))
+        finished = _journal_to_continue(journal, args)
+    except (ValueError, FileNotFoundError, TypeError) as error:  # a JournalError is a ValueError
         parser.error(str(error))
+    if not finished:
+        journal.start()
     try:
-        result = play_plan(plan, progress=not args.no_progress)
-    except KeyboardInterrupt:
-        for folder in created:
-            folder.rmdir()
-        print(f"\npython -m eval: interrupted; nothing was written to {args.out}", file=sys.stderr)
-        return INTERRUPTED_EXIT
+        result = play_plan(plan, not args.no_progress, finished=finished, on_task=journal.add)
+    except EvaluationStopped as stopped:
+        if stopped.partial is None:
+            journal.remove()
+            for folder in created:
+                folder.rmdir()
+            print(f"\npython -m eval: {stop_name(stopped.stop)}; nothing was written to {args.out}", file=sys.stderr)
+            return exit_code(stopped.stop)
+        print(format_report(stopped.partial))
+        code = _write(stopped.partial, args.out)
+        print(
+            f"python -m eval: {stop_name(stopped.stop)} after {stopped.boards_done:,} of {stopped.boards_planned:,} "
+            f"board pairs; the partial results above are in {args.out}, and its finished boards are kept: "
+            "the same command with --resume plays only the rest",
+            file=sys.stderr,
+        )
+        return code or exit_code(stopped.stop)
     print(format_report(result))  # first: the results are on the terminal whatever happens to the files
+    code = _write(result, args.out)
+    if code == 0:
+        journal.remove()
+    else:
+        print("python -m eval: the boards are kept: the same command with --resume writes them without playing again",
+              file=sys.stderr)  # fmt: skip
+    return code
+
+
+def _journal_to_continue(journal: Journal, args: argparse.Namespace) -> Finished:
+    """The boards finished before that this run goes on from ({} for a fresh start); a
+    JournalError when an interrupted evaluation would otherwise be lost or mixed in."""
+    from .journal import JournalError
+
+    if args.restart or not journal.exists():
+        if args.resume:
+            raise JournalError(f"--resume: {args.out} holds no interrupted evaluation to go on with")
+        return {}
+    finished = journal.load()  # a JournalError if it is another evaluation's
+    if not args.resume:
+        raise JournalError(
+            f"{args.out} holds an interrupted evaluation of these boards ({len(finished):,} board pairs done): "
+            "add --resume to go on with it, or --restart to start it again"
+        )
+    return finished
+
+
+def _write(result: TournamentResult, out: str) -> int:
+    """Write the result files (all or nothing); 0, or WRITE_FAILED_EXIT with one line saying so."""
+    from .processes import interrupts_deferred
+    from .report import write_outputs
+
     try:
         with interrupts_deferred(reraise=False) as interrupted:
-            written = write_outputs(result, args.out)
+            written = write_outputs(result, out)
     except OSError as err:
         print(
-            f"python -m eval: could not write the results to {args.out}: {err.strerror or err}; nothing was "
+            f"python -m eval: could not write the results to {out}: {err.strerror or err}; nothing was "
             "written there (the report above is the result)",
             file=sys.stderr,
         )
         return WRITE_FAILED_EXIT
     print("\nwritten: " + ", ".join(str(p) for p in written))
     if interrupted:
-        print("python -m eval: Ctrl-C came while the results were written; they were written whole", file=sys.stderr)
+        print("python -m eval: a stop signal came while the results were written; they were written whole", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
     code = main()
-    if code == INTERRUPTED_EXIT:  # nothing is left to save: skip the slow teardown of torch (a .zip policy)
+    if code in (130, 143):  # stopped by a signal  # nothing is left to save: skip the slow teardown of torch (a .zip policy)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

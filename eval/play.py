@@ -9,6 +9,7 @@ analyses that need more than the record.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +58,20 @@ class BoardRecord:
 
     board: int
     matches: tuple[MatchRecord, ...]
+
+    def to_json(self) -> dict:
+        """As JSON-ready data (:meth:`from_json` builds it back, equal)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> BoardRecord:
+        """The record :meth:`to_json` gave; a KeyError, TypeError or ValueError if it is not one."""
+
+        def tuples(value: object) -> object:
+            return tuple(tuples(v) for v in value) if isinstance(value, list) else value
+
+        matches = tuple(MatchRecord(**{k: tuples(v) for k, v in m.items()}) for m in data["matches"])
+        return cls(int(data["board"]), matches)
 
     @property
     def score(self) -> float:

@@ -93,9 +93,12 @@ def format_report(result: TournamentResult) -> str:
     tie = ", a tied deal 0.5" if first.episode == "deal" else ""
     rules = ", ".join(f"{k}={v}" for k, v in result.rules.items()) or "defaults"
     last_board = first.first_board + first.boards - 1
+    boards = f"boards {first.first_board}..{last_board} ({first.boards} board pairs, {first.matches} {unit} per pair)"
+    if result.partial:
+        played = ", ".join(f"{p.bot_a}-{p.bot_b} {p.boards}" for p in result.pairs)
+        boards = f"PARTIAL (interrupted): board pairs played of {result.boards_planned} per pair: {played}"
     out = [
-        f"Duplicate evaluation of {unit}: boards {first.first_board}..{last_board}"
-        f" ({first.boards} board pairs, {first.matches} {unit} per pair); rules: {rules}",
+        f"Duplicate evaluation of {unit}: {boards}; rules: {rules}",
         f"win rate: mean board-pair score of A (1 = A won both {unit}, 0.5 = split, 0 = B won both{tie}),"
         " 95% Wilson interval; pts/deal: A's points minus B's per deal, 95% interval over board pairs",
         "",
@@ -171,9 +174,10 @@ def to_json(result: TournamentResult) -> dict[str, Any]:
     first = result.pairs[0]
     return _json_ready(
         {
+            "partial": result.partial,  # an interrupted evaluation: each pair's "boards" says how many it played
             "config": {
                 "bots": list(result.bots),
-                "boards": first.boards,
+                "boards": result.boards_planned if result.partial else first.boards,
                 "first_board": first.first_board,
                 "episode": first.episode,
                 "rules": result.rules,

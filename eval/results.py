@@ -156,6 +156,13 @@ class TournamentResult:
     rules: dict[str, Any]  # rules that differ from the defaults
     pairs: tuple[PairResult, ...]
     ratings: tuple[Rating, ...] | None
+    # an interrupted evaluation's result: the boards each pair was to play (each pair's own
+    # ``boards`` says how many it did; pairs without a finished board are left out); None: complete
+    boards_planned: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        return self.boards_planned is not None
 
     @property
     def cross_table(self) -> list[list[float]]:
@@ -173,7 +180,7 @@ class TournamentResult:
         for p in self.pairs:
             for name, stats in ((p.bot_a, p.stats_a), (p.bot_b, p.stats_b)):
                 totals[name] = totals[name] + stats if name in totals else stats
-        return {name: totals[name] for name in self.bots}
+        return {name: totals[name] for name in self.bots if name in totals}  # (a partial result may miss some)
 
 
 def _bot_stats(records: Sequence[BoardRecord], side: int) -> BotStats:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from agents import Bot
@@ -71,14 +71,26 @@ def _play_in_worker(task: Task) -> list[BoardRecord]:
     return _worker.play(task)
 
 
-def make_tasks(n_pairs: int, boards: range, workers: int) -> list[Task]:
-    """Tasks of at most ``MAX_TASK_BOARDS`` consecutive boards, about TASKS_PER_WORKER per worker."""
-    size = max(1, min(MAX_TASK_BOARDS, math.ceil(n_pairs * len(boards) / (workers * TASKS_PER_WORKER))))
-    return [
-        (pair, start, min(start + size, boards.stop))
-        for pair in range(n_pairs)
-        for start in range(boards.start, boards.stop, size)
-    ]
+def make_tasks(n_pairs: int, boards: range, workers: int, finished: Iterable[tuple[int, int]] = ()) -> list[Task]:
+    """Tasks of at most ``MAX_TASK_BOARDS`` consecutive boards not yet ``finished`` ((pair, board)
+    pairs), about TASKS_PER_WORKER per worker."""
+    done: list[list[int]] = [[] for _ in range(n_pairs)]
+    for pair, board in finished:
+        done[pair].append(board)
+    runs = [(pair, run) for pair in range(n_pairs) for run in _missing_runs(boards, sorted(done[pair]))]
+    size = max(1, min(MAX_TASK_BOARDS, math.ceil(sum(len(run) for _, run in runs) / (workers * TASKS_PER_WORKER))))
+    return [(pair, start, min(start + size, run.stop)) for pair, run in runs for start in range(run.start, run.stop, size)]
+
+
+def _missing_runs(boards: range, done: list[int]) -> Iterator[range]:
+    """The runs of consecutive boards of ``boards`` that are not in the sorted list ``done``."""
+    start = boards.start
+    for board in done:
+        if board > start:
+            yield range(start, board)
+        start = max(start, board + 1)
+    if start < boards.stop:
+        yield range(start, boards.stop)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -95,21 +107,28 @@ def run_pairs(
     rules: Rules,
     episode: str,
     workers: int,
-    on_progress: Callable[[int], None] | None = None,
+    on_task: Callable[[int, list[BoardRecord]], None] | None = None,
+    finished: Mapping[tuple[int, int], BoardRecord] | None = None,
 ) -> list[list[BoardRecord]]:
     """Board records of each pair ``(a, b)`` (indices into ``factories``), in board order.
 
-    ``on_progress(k)`` is called after each task with the number of boards it finished.
+    ``finished``: records already played, by (pair index, board): only the other boards are
+    played. ``on_task(pair, records)`` hears of each task's records as soon as it is done (in
+    the parent process), before the next is waited for.
     """
-    tasks = make_tasks(len(pairs), boards, workers)
-    done: dict[Task, list[BoardRecord]] = {}
+    finished = dict(finished or {})
+    tasks = make_tasks(len(pairs), boards, workers, finished)
+
+    def done(task: Task, records: list[BoardRecord]) -> None:
+        finished.update(((task[0], r.board), r) for r in records)
+        if on_task:
+            on_task(task[0], records)
+
     if workers == 1:
         player = _Player(factories, pairs, rules, episode)
         for task in tasks:
-            done[task] = player.play(task)
-            if on_progress:
-                on_progress(task[2] - task[1])
-    else:
+            done(task, player.play(task))
+    elif tasks:
         with ProcessPoolExecutor(
             max_workers=min(workers, len(tasks)),
             mp_context=_context(),
@@ -120,18 +139,12 @@ def run_pairs(
             try:
                 pending.update((pool.submit(_play_in_worker, task), task) for task in tasks)
                 while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        task = pending.pop(future)
-                        done[task] = future.result()
-                        if on_progress:
-                            on_progress(task[2] - task[1])
+                    ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in ready:
+                        done(pending.pop(future), future.result())
             except BaseException:  # Ctrl-C or a failed task: stop now, not after the running tasks
                 for process in list(pool._processes.values()):  # the executor has no public kill
                     process.kill()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    results: list[list[BoardRecord]] = [[] for _ in pairs]
-    for task in tasks:  # tasks are in (pair, board) order
-        results[task[0]].extend(done[task])
-    return results
+    return [[finished[(pair, board)] for board in boards] for pair in range(len(pairs))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -167,9 +168,11 @@ def test_eval_results_are_written_all_or_nothing(tmp_path, capsys, monkeypatch):
     captured = capsys.readouterr()
     assert f"could not write the results to {out}: No space left on device; nothing was written there" in captured.err
     assert "random" in captured.out  # the report came first
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the folder is as it was: no mix, no leftovers
+    results = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".eval-journal.jsonl"}
+    assert results == before  # the result files are as they were: no mix, no leftovers
+    assert "the same command with --resume writes them without playing again" in captured.err
     monkeypatch.undo()
-    assert eval_main(["random", "rule_based", "--boards", "3", "--out", str(out)]) == 0
+    assert eval_main(["random", "rule_based", "--boards", "3", "--out", str(out), "--resume"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["bots.csv", "crosstable.png", "pairs.csv", "results.json"]
 
 
@@ -188,7 +191,7 @@ def test_ctrl_c_while_eval_writes_its_results_finishes_them(tmp_path, capsys, mo
     monkeypatch.setattr(eval.report, "_plot_writer", interrupted)
     out = tmp_path / "out"
     assert eval_main(["random", "rule_based", "--boards", "2", "--out", str(out)]) == 0
-    assert "Ctrl-C came while the results were written; they were written whole" in capsys.readouterr().err
+    assert "a stop signal came while the results were written; they were written whole" in capsys.readouterr().err
     assert (out / "crosstable.png").stat().st_size > 0 and (out / "results.json").is_file()
 
 
@@ -206,3 +209,39 @@ def test_play_checks_that_it_can_save_before_the_match(capsys):
         main(["--watch", "--save", "/proc/match.gif"])
     assert exit_info.value.code == 2 and time.monotonic() - started < STOP_SECONDS
     assert "--save: cannot write in the folder '/proc'" in capsys.readouterr().err
+
+
+def comparable(out: Path) -> list[dict]:
+    """The pairs of a results.json without the machine-dependent times."""
+    pairs = json.loads((out / "results.json").read_text())["pairs"]
+    for pair in pairs:
+        for side in ("stats_a", "stats_b"):
+            pair[side].pop("ms_per_decision", None)
+            pair[side].pop("think_seconds", None)
+    return pairs
+
+
+@linux_only
+def test_an_interrupted_eval_keeps_its_boards_and_resumes_to_the_same_result(tmp_path):
+    command = ["-m", "eval", "random", "rule_based", "expert", "--boards", "96", "--no-progress"]
+    whole = run([*command, "--workers", "1", "--out", str(tmp_path / "whole")])
+    assert whole.returncode == 0, whole.stderr
+    out = tmp_path / "split"
+    process = start([*command, "--workers", "2", "--out", str(out)])
+    journal = out / ".eval-journal.jsonl"
+    wait_for(lambda: journal.is_file() and len(journal.read_text().splitlines()) >= 4 or process.poll() is not None,
+             STARTUP_SECONDS, "some finished boards")  # fmt: skip
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 143 and "Traceback" not in err, err
+    assert "terminated (SIGTERM) after" in err and "the same command with --resume plays only the rest" in err
+    partial = json.loads((out / "results.json").read_text())
+    assert partial["partial"] is True and 0 < sum(p["boards"] for p in partial["pairs"]) < 3 * 96
+    # Without --resume the kept boards are not thrown away by accident.
+    again = run([*command, "--workers", "1", "--out", str(out)])
+    assert again.returncode == 2 and "add --resume to go on with it" in again.stderr
+    resumed = run([*command, "--workers", "1", "--out", str(out), "--resume"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "results.json").read_text())["partial"] is False
+    assert comparable(out) == comparable(tmp_path / "whole")
+    assert not journal.exists()
