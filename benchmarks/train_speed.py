@@ -18,7 +18,13 @@ rollout, torch on one thread:
   as input (1,436 floats), separate 256x256 actor and critic, ``n_steps`` 1024 and batch 512.
 
 A step is one learner decision. "collect" is SB3's ``collect_rollouts`` (the envs, the opponents
-and the learner's forward passes), "update" its ``train`` (the PPO epochs).
+and the learner's forward passes), "update" its ``train`` (the PPO epochs); overlapped, the
+collection runs beside the update, and what is shown is the share of the time spent waiting for it.
+
+Last, the config as ``python -m train`` runs it: the pool path with the config's own
+``overlap_updates``, plus what its evaluations cost (one round, ``eval_boards`` against each of
+``eval_opponents``, timed here, every ``eval_every`` steps): the rate the real run's progress
+line and ``time/steps_per_second`` report, before the warm start and checkpoints.
 """
 
 from __future__ import annotations
@@ -149,16 +155,34 @@ def main() -> None:
     for name, build in runs.items():
         model = build()
         results[name] = r = measure(model, args.seconds)
+        if name == "new, config's pool":
+            eval_seconds = evaluation_seconds(config, model)
         model.env.close()
-        print(
-            f"{name:31s} {r['steps/s']:8,.0f} steps/s  (collect {r['collect steps/s']:9,.0f}/s, "
-            f"update {r['update steps/s']:8,.0f}/s, collect {r['collect share']:.0%} of the time; "
-            f"{r['steps']:,} steps in {r['seconds']:.0f}s)",
-            flush=True,
-        )
+        if "overlapped" in name:
+            parts = f"waiting for the collection {r['collect share']:.0%} of the time"
+        else:
+            parts = f"collect {r['collect steps/s']:,.0f}/s, update {r['update steps/s']:,.0f}/s, collect {r['collect share']:.0%} of the time"
+        print(f"{name:31s} {r['steps/s']:8,.0f} steps/s  ({parts}; {r['steps']:,} steps in {r['seconds']:.0f}s)", flush=True)
     if "old path" in results:
         for name in ("new, self-play", "new, self-play, overlapped"):
             print(f"{name} / old path: {results[name]['steps/s'] / results['old path']['steps/s']:.1f}x")
+    path = "new, config's pool, overlapped" if config.overlap_updates else "new, config's pool"
+    real = 1 / (1 / results[path]["steps/s"] + eval_seconds / config.eval_every)
+    print(
+        f"as python -m train runs {args.config.name}: {real:,.0f} steps/s ({path.removeprefix('new, ')}, "
+        f"and a round of evaluations, {eval_seconds:.0f}s, every {config.eval_every:,} steps)"
+    )
+
+
+def evaluation_seconds(config: TrainConfig, model: MaskablePPO) -> float:
+    """Seconds of one round of the config's evaluations during training (as train.run.Trainer does)."""
+    from eval import evaluate
+
+    bot = PolicyBot(weights_from_policy(model.policy), name="learner")
+    start = time.perf_counter()
+    for opponent in config.eval_opponents:
+        evaluate(bot, opponent, boards=config.eval_boards, rules=config.rules, workers=1)
+    return time.perf_counter() - start
 
 
 if __name__ == "__main__":
