@@ -1,4 +1,4 @@
-"""Progress lines of a training run on stderr: every phase, a line at least every PROGRESS_SECONDS.
+"""Progress lines of a training run on stderr: every phase, a line at least every 10 s.
 
 The run goes through phases (starting, recording the warm start, fitting it, PPO, each evaluation,
 saving). :meth:`Progress.phase` opens one, as a context (an evaluation opens inside PPO, which
@@ -23,8 +23,8 @@ from typing import TextIO
 
 from eval.progress import rate_text
 
-PROGRESS_SECONDS = 10.0  # the longest silence between two lines
-TICK_SECONDS = 0.5  # how often the background thread looks
+PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
+TICK_SECONDS = 0.25  # how often the background thread looks
 
 
 @dataclass
@@ -43,7 +43,7 @@ class _Phase:
         if self.total:
             rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
             speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
-            left = f"{duration((self.total - self.done) / rate)} left" if rate > 0 else "starting"
+            left = f"{duration(max(self.total - self.done, 0) / rate)} left" if rate > 0 else "starting"
             text += (
                 f": {self.done:,}/{self.total:,} {self.unit} ({self.done / self.total:.0%}){speed}"
                 f"  {duration(elapsed)} elapsed, {left}"

@@ -144,6 +144,7 @@ class Trainer(BaseCallback):
         self._last_checkpoint = time.monotonic()  # checkpoints come by steps, and at least every checkpoint_minutes
         self._rollout_started = self._rollout_ended = time.monotonic()
         self._own_seconds = 0.0  # evaluations and checkpoints since learning started (for time/* tags)
+        self._evaluated_after = -1  # the number of updates the latest evaluation's weights had had
 
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
@@ -221,8 +222,9 @@ class Trainer(BaseCallback):
         if isinstance(self.model, OverlappedMaskablePPO):
             self.model.finish_collection()  # the checkpoint below holds the rollout it collected
         self.progress.advance(self.model.num_timesteps)
-        self.evaluate()
-        self.logger.dump(self.model.num_timesteps)
+        if self._evaluated_after != self.model._n_updates:  # not when the last rollout's evaluation saw these weights
+            self.evaluate()
+            self.logger.dump(self.model.num_timesteps)
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
 
     # -- the pieces
@@ -233,6 +235,7 @@ class Trainer(BaseCallback):
         """Evaluate the policy against each of eval_opponents; evaluations.csv and the learning
         curve are written at once, so that an interrupted run has them too."""
         bot = PolicyBot(weights_from_policy(self.model.policy), name="learner")
+        self._evaluated_after = self.model._n_updates
         minutes = self.minutes()
         steps, boards = self.model.num_timesteps, self.config.eval_boards
         for opponent in self.config.eval_opponents:
