@@ -141,9 +141,9 @@ def main() -> None:
 
     config = variant()
     runs = {
-        "new, self-play": lambda: new_path(variant(opponents={"self": 1.0})),
+        "new, self-play": lambda: new_path(variant(opponents={"self": 1.0}, overlap_updates=False)),
         "new, self-play, overlapped": lambda: new_path(variant(opponents={"self": 1.0}, overlap_updates=True)),
-        "new, config's pool": lambda: new_path(config),
+        "new, config's pool": lambda: new_path(variant(overlap_updates=False)),
         "new, config's pool, overlapped": lambda: new_path(variant(overlap_updates=True)),
     }
     if not args.skip_old:
