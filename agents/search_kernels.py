@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from allfours_env import cards, engine, vector_kernels
+from allfours_env import actions, cards, vector_kernels
+from allfours_env.actions import BEG, GIVE_ONE, GIVE_OR_RUN, PLAY, RUN, STAND, STAND_OR_BEG
 from allfours_env.cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, RANK_TEN
-from allfours_env.engine import BEG, GIVE_ONE, GIVE_OR_RUN, PLAY, RUN, STAND, STAND_OR_BEG
 from allfours_env.numba_ints import cache_depends_on, kernels_of
 from allfours_env.vector_kernels import (
     CURRENT,
@@ -309,4 +309,4 @@ def sample_worlds(orders, room, may_hold, uniforms, out):
 
 
 # The kernels compile in the vector engine's kernels and constants: a change there must recompile them.
-cache_depends_on(kernels_of(__name__), (cards, engine, vector_kernels))
+cache_depends_on(kernels_of(__name__), (actions, cards, vector_kernels))

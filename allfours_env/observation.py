@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE, cards_of
-from .engine import DEAL_OVER, GIVE_OR_RUN, MATCH_OVER, N_ACTIONS, PLAY, STAND_OR_BEG, Game
 from .rules import Rules
+
+if TYPE_CHECKING:
+    from .engine import Game
 
 # The rules block: every key of table A0 that changes play or scoring, in A0 order. A tuple of
 # values is one-hot in that order, bool is one 0/1 flag, int is value / target_score (decoded
@@ -109,10 +112,6 @@ LAYOUT = _layout()
 OBS_SIZE = sum(p.size for p in LAYOUT.values())
 N_FLAGS = LAYOUT["scores"].offset  # everything before the scalars is a 0/1 flag
 _RULES = LAYOUT["rules"].slice
-_FLAG_BYTES = (N_FLAGS + 7) // 8
-_MASK_BYTES = (N_ACTIONS + 7) // 8
-_OBS_AND_MASK_BYTES = (N_FLAGS + N_ACTIONS + 7) // 8
-_PHASE_SLOT = {STAND_OR_BEG: 0, GIVE_OR_RUN: 1, PLAY: 2, DEAL_OVER: 3, MATCH_OVER: 3}
 
 # Full state for centralized critics: every hand by absolute seat, the undealt stock, the
 # seat to act, then seat 0's observation (public information with seat 0 as reference).
@@ -138,91 +137,24 @@ _DEALER = LAYOUT["dealer"].offset
 _BEGGAR = LAYOUT["beggar"].offset
 _LEADER = LAYOUT["leader"].offset
 _PARTNER = LAYOUT["partner"].offset
-_PARTNER_BIT = 1 << (_PARTNER + 2)  # the partner is always relative seat 2
 _DECISIONS = LAYOUT["decisions"].offset
 
 
-def _flag_bits(game: Game, seat: int) -> int:
-    """All 0/1 pieces of seat's observation as one int, bit i = observation index i."""
-    bits = game.hands[seat] | game.kicks_aside << _KICKS_ASIDE | _PARTNER_BIT
-    if game.kick >= 0:
-        bits |= 1 << (_KICK + game.kick)
-    leader = game.leader
-    rel = (leader - seat) % N_SEATS
-    for card in game.trick:
-        bits |= 1 << (_TABLE + rel * N_CARDS + card)
-        rel = (rel + 1) % N_SEATS
-    p = game.played
-    bits |= (
-        p[seat] << _PLAYED
-        | p[(seat + 1) % N_SEATS] << (_PLAYED + N_CARDS)
-        | p[(seat + 2) % N_SEATS] << (_PLAYED + 2 * N_CARDS)
-        | p[(seat + 3) % N_SEATS] << (_PLAYED + 3 * N_CARDS)
-    )
-    bits |= game.led << _LED | game.trick_numbers << _TRICK_NUMBER
-    team = seat % 2
-    bits |= game.won[team] << _WON | game.won[1 - team] << (_WON + N_CARDS)
-    if game.trump >= 0:
-        bits |= 1 << (_TRUMP + game.trump)
-    phase = game.phase
-    bits |= 1 << (_PHASE + _PHASE_SLOT[phase])
-    dealer_rel = (game.dealer - seat) % N_SEATS
-    bits |= 1 << (_DEALER + dealer_rel) | 1 << (_BEGGAR + (dealer_rel + 1) % N_SEATS)
-    if phase == PLAY:
-        bits |= 1 << (_LEADER + (leader - seat) % N_SEATS)
-    bits |= (
-        game.stood << _DECISIONS
-        | game.begged << (_DECISIONS + 1)
-        | game.gave_one << (_DECISIONS + 2)
-        | game.ran << (_DECISIONS + 3)
-    )
-    return bits
-
-
 def encode(game: Game, seat: int) -> np.ndarray:
-    """The observation vector of ``seat`` (a new float32 array of OBS_SIZE)."""
-    out = np.empty(OBS_SIZE, dtype=np.float32)
-    out[:N_FLAGS] = _unpack(_flag_bits(game, seat), N_FLAGS, _FLAG_BYTES)
-    _set_scalars(out, game, seat)
-    return out
+    """The observation vector of ``seat`` (a new float32 array of OBS_SIZE), written by the
+    compiled engine (``vector_kernels``), the one encoder of the layout."""
+    return game.observe(seat)[0]
+
+
+def action_mask(game: Game, seat: int) -> np.ndarray:
+    """int8 mask over the 56 actions; all zero unless ``seat`` is to act."""
+    return game.observe(seat)[1]
 
 
 def encode_with_mask(game: Game, seat: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(encode(game, seat), action_mask(game, seat))`` with one unpacking of bits for both."""
-    bits = _flag_bits(game, seat)
-    if seat == game.current:
-        bits |= game.legal_bits() << N_FLAGS
-    flags = _unpack(bits, N_FLAGS + N_ACTIONS, _OBS_AND_MASK_BYTES)
-    out = np.empty(OBS_SIZE, dtype=np.float32)
-    out[:N_FLAGS] = flags[:N_FLAGS]
-    _set_scalars(out, game, seat)
-    return out, flags[N_FLAGS:].view(np.int8)
-
-
-def _set_scalars(out: np.ndarray, game: Game, seat: int) -> None:
-    target = game.rules.target_score
-    team = seat % 2
-    scores, totals = game.scores, game.game_totals
-    out[N_FLAGS : _RULES.start] = (
-        min(scores[team] / target, 1.0),
-        min(scores[1 - team] / target, 1.0),
-        1.0 / target,
-        totals[team] / TOTAL_GAME_VALUE,
-        totals[1 - team] / TOTAL_GAME_VALUE,
-    )
-    out[_RULES] = _block_of(game.rules)
-
-
-_last_block: tuple[Rules | None, np.ndarray | None] = (None, None)
-
-
-def _block_of(rules: Rules) -> np.ndarray:
-    """``rules_block(rules)``, skipping the hashing when the Rules are those of the last call."""
-    global _last_block
-    last = _last_block  # one read: a tuple swapped whole is safe across threads
-    if last[0] is not rules:
-        last = _last_block = (rules, rules_block(rules))
-    return last[1]
+    """``(encode(game, seat), action_mask)``: the mask (int8[56]) is the legal actions if ``seat``
+    is the one to act, else all zeros."""
+    return game.observe(seat)
 
 
 @lru_cache(maxsize=64)
@@ -267,13 +199,6 @@ def _rules_of_block(block: bytes, target: int) -> Rules:
             kwargs[key] = values[offset] > 0.5
         offset += size
     return Rules(**kwargs)
-
-
-def action_mask(game: Game, seat: int) -> np.ndarray:
-    """int8 mask over the 56 actions; all zero unless ``seat`` is to act."""
-    if seat != game.current:
-        return np.zeros(N_ACTIONS, dtype=np.int8)
-    return _unpack(game.legal_bits(), N_ACTIONS, _MASK_BYTES).view(np.int8)
 
 
 def encode_state(game: Game) -> np.ndarray:

@@ -1,10 +1,9 @@
 """Many All Fours matches at once: the batched twin of :class:`allfours_env.engine.Game`.
 
-A :class:`VectorGame` plays ``n`` independent matches ("tables") in lockstep, with the same rules,
-rule variants and dealing convention as the scalar engine, its state held in fixed-size numpy
-arrays (hands and histories as 64-bit card sets) and stepped by compiled kernels
-(:mod:`allfours_env.vector_kernels`, numba). The scalar ``Game`` stays the readable reference; a
-differential test holds the two equal at every decision.
+A :class:`VectorGame` plays ``n`` independent matches ("tables") in lockstep, its state held in
+fixed-size numpy arrays (hands and histories as 64-bit card sets) and stepped by the compiled
+kernels of :mod:`allfours_env.vector_kernels` (numba), where the rules are written, once. The
+one-match :class:`allfours_env.engine.Game` is a one-table view of a VectorGame.
 
 >>> import numpy as np
 >>> from allfours_env.vector import VectorGame
@@ -16,15 +15,17 @@ differential test holds the two equal at every decision.
 ...     actions = vg.sample_legal(rng)             # or a policy's choice; ended tables are ignored
 ...     points = vg.step(actions)                  # (n, 2) points each team gained in this step
 
-Per table, ``current`` is the seat to act (-1 once its match is over), ``observe()`` is exactly
-``allfours_env.observation.encode(game, current)`` of the scalar engine (seat 0's view at an ended
-table), ``legal_mask()`` its legal actions. ``step`` checks every action first: any illegal one
+Per table, ``current`` is the seat to act (-1 once its match is over), ``observe()`` its
+observation (``allfours_env.observation``'s layout; seat 0's view at an ended table),
+``legal_mask()`` its legal actions. With ``events=True`` each step's events are recorded
+(``events(table)``), as :class:`~allfours_env.engine.Game` logs them. ``step`` checks every action first: any illegal one
 raises a ValueError naming the table and changes no table. ``restart(tables)`` starts new matches
 at some tables (auto-reset for training loops).
 
 Randomness: each table has its own stream (splitmix64), seeded from ``reset(seed)`` through
 ``numpy.random.SeedSequence``; table ``i`` plays the same match for a given seed whatever ``n``
-is. Decks given in the reset options are dealt first, exactly as the scalar engine deals them.
+is. Decks given in the reset options (or later, ``give_deck``) are dealt first. The first dealer
+is drawn by :func:`allfours_env.actions.first_dealer` from permutations of the table's stream.
 """
 
 from __future__ import annotations
@@ -35,8 +36,18 @@ from typing import Any
 import numpy as np
 
 from . import vector_kernels as k
+from .actions import (
+    EPISODES,
+    EVENT_KINDS,
+    N_ACTIONS,
+    PHASE_NAMES,
+    Event,
+    action_text,
+    check_seed,
+    check_start,
+    first_dealer,
+)
 from .cards import N_CARDS, N_SEATS
-from .engine import EPISODES, N_ACTIONS, PHASE_NAMES, action_text, check_seed, check_start
 from .observation import OBS_SIZE, rules_block
 from .rules import KICK_POINTS, Rules
 
@@ -48,7 +59,6 @@ _UNDERTRUMP = {
     "forbidden_unless_all_trumps": k.UNDER_UNLESS_ALL_TRUMPS,
     "forbidden_when_can_follow": k.UNDER_WHEN_CAN_FOLLOW,
 }
-_FIRST_DEALER = {"cut": k.FIRST_CUT, "first_jack": k.FIRST_JACK, "random": k.FIRST_RANDOM}
 
 
 def rule_params(rules: Rules, episode: str = "match") -> np.ndarray:
@@ -65,8 +75,6 @@ def rule_params(rules: Rules, episode: str = "match") -> np.ndarray:
     params[k.P_REDEAL] = rules.exhausted_pack == "redeal"
     params[k.P_SINGLE_TRUMP_BOTH] = rules.single_trump_counts_high_and_low
     params[k.P_DEAL_BATCH] = rules.deal_batch
-    first = rules.first_dealer
-    params[k.P_FIRST_DEALER] = first if isinstance(first, int) else _FIRST_DEALER[first]
     params[k.P_DEAL_EPISODE] = episode == "deal"
     return params
 
@@ -80,11 +88,13 @@ class VectorGame:
     ValueError listing what is allowed.
     """
 
-    def __init__(self, n: int, episode: str = "match", **rules: Any) -> None:
+    def __init__(self, n: int, episode: str = "match", events: bool = False, **rules: Any) -> None:
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"n (the number of tables) must be a positive integer, got {n!r}")
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
+        if not isinstance(events, bool):
+            raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
         self.n = n = int(n)
         self.rules = Rules.from_kwargs(**rules)
         self.episode = episode
@@ -102,6 +112,8 @@ class VectorGame:
         self._points = np.zeros((n, 2), dtype=np.int64)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
         self._all_tables = np.ones(n, dtype=bool)
+        self._ev = np.zeros((n, k.MAX_EVENTS if events else 0, k.EVENT_FIELDS), dtype=np.int64)
+        self._n_ev = np.zeros(n, dtype=np.int64)
 
     # ---------------------------------------------------------------- starting matches
 
@@ -149,10 +161,20 @@ class VectorGame:
         return self._start(tables, np.full(self.n, -1, dtype=np.int64), np.zeros((self.n, 2), dtype=np.int64))
 
     def _start(self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Start matches at ``tables``; a dealer of -1 is drawn by the first_dealer rule from the table's stream."""
+        scratch = np.empty(N_CARDS, dtype=np.int8)
+
+        def permutation(t: int) -> np.ndarray:
+            k.shuffle(self._rng, t, scratch)
+            return scratch
+
+        for t in np.flatnonzero(tables & (dealers < 0)):
+            dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: permutation(t))
         self._points[:] = 0
+        self._n_ev[tables] = 0
         k.start_matches(
             self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, dealers, scores,
-            self._rng, tables, self._params, self._kick_points, self._points,
+            self._rng, tables, self._params, self._kick_points, self._points, self._ev, self._n_ev,
         )
         return self._points.copy()
 
@@ -170,6 +192,22 @@ class VectorGame:
         except ValueError as err:
             raise ValueError(f"options[{table}]: {err}") from None
         return decks, -1 if dealer is None else int(dealer), scores
+
+    def give_deck(self, table: int, deck: Sequence[int]) -> None:
+        """Queue ``deck`` (a permutation of 0..51) for ``table``'s next deal that has none given:
+        deals take the given decks in order, then shuffle from the table's stream."""
+        deck = check_start(self.rules, [deck], None, None)[0][0]
+        count = int(self._n_given[table])
+        if count == self._given.shape[1]:
+            grown = np.zeros((self.n, max(4, 2 * count), N_CARDS), dtype=np.int8)
+            grown[:, :count] = self._given
+            self._given = grown
+        self._given[table, count] = deck
+        self._n_given[table] = count + 1
+
+    def decks_left(self, table: int) -> int:
+        """Given decks that ``table``'s later deals have not taken yet."""
+        return int(self._n_given[table] - self._st[table, k.NEXT_DECK])
 
     _STATE_ARRAYS = ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng")
 
@@ -199,7 +237,7 @@ class VectorGame:
         out = VectorGame.__new__(VectorGame)
         out.__dict__.update(self.__dict__)
         out.n = self.n * int(copies)
-        for name in (*self._STATE_ARRAYS, "_points", "_mask", "_all_tables"):
+        for name in (*self._STATE_ARRAYS, "_points", "_mask", "_all_tables", "_ev", "_n_ev"):
             setattr(out, name, np.repeat(getattr(self, name), copies, axis=0))
         return out
 
@@ -298,11 +336,22 @@ class VectorGame:
         bad = k.first_illegal(self._st, self._bs, actions, tables, self._params)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
+        self._n_ev[tables] = 0  # (also at tables already over, which record nothing)
         k.step_all(
             self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, actions, tables,
-            self._params, self._kick_points, self._points,
+            self._params, self._kick_points, self._points, self._ev, self._n_ev,
         )
         return self._points.copy()
+
+    def events(self, table: int) -> list[Event]:
+        """The events of ``table``'s latest step (or of its match's start, after ``reset`` or
+        ``restart``), in order, as the scalar engine logs them; needs ``VectorGame(..., events=True)``."""
+        if self._ev.shape[1] == 0:
+            raise ValueError("this VectorGame records no events: make it with events=True")
+        count = int(self._n_ev[table])
+        if count > self._ev.shape[1]:
+            raise RuntimeError(f"table {table} made {count} events in one step; the buffer holds {self._ev.shape[1]}")
+        return [event_of(row) for row in self._ev[table, :count].tolist()]
 
     def _check_tables(self, tables: np.ndarray) -> np.ndarray:
         tables = np.asarray(tables)
@@ -319,3 +368,9 @@ class VectorGame:
 
 
 __all__ = ["EPISODE_MODES", "VectorGame", "rule_params"]
+
+
+def event_of(row: list[int]) -> Event:
+    """The :class:`Event` of one row of the kernels' event buffer."""
+    kind, seat, team, points, card, suit, deal = row
+    return Event(EVENT_KINDS[kind], seat, team, points, card, suit, deal)

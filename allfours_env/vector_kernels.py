@@ -14,7 +14,8 @@ calls. A table's state is one row of three arrays:
 Randomness (shuffles, the first dealer) comes from one splitmix64 stream per table (``rng``),
 seeded by the caller. Awards add to ``gained`` (points per team in this step); an award that
 reaches the target ends the match at once and the kernel returns True up the call chain, the
-way the scalar engine raises ``_MatchOver`` (A9.1).
+way the scalar engine raises ``_MatchOver`` (A9.1). Everything that happens is recorded in the
+event buffer ``ev`` / ``n_ev`` (see ``E_*``), in the scalar engine's order and with its fields.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import cards, engine, observation
-from .cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, TOTAL_GAME_VALUE
-from .engine import (
+from . import actions, cards, observation
+from .actions import (
     BEG,
     CARDS_DEALT,
     DEAL_OVER,
+    EVENT_KINDS,
     GIVE_ONE,
     GIVE_OR_RUN,
     MATCH_OVER,
@@ -37,6 +38,7 @@ from .engine import (
     STAND,
     STAND_OR_BEG,
 )
+from .cards import CARD_GAME_VALUE, N_CARDS, N_RANKS, N_SEATS, RANK_JACK, TOTAL_GAME_VALUE
 from .numba_ints import cache_depends_on, kernels_of
 from .observation import LAYOUT, N_FLAGS
 
@@ -62,13 +64,22 @@ N_SETS = 13
 # params: the rules as int64 (see vector.rule_params).
 (
     P_TARGET, P_HANG, P_GAME_POINTS, P_GAME_TIE, P_UNDERTRUMP, P_GIVE_TO_TARGET, P_GIVE_NEEDS_TRUMP,
-    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_FIRST_DEALER, P_DEAL_EPISODE,
-) = range(13)
-N_PARAMS = 13
+    P_STAND_NEEDS_TRUMP, P_REDEAL, P_SINGLE_TRUMP_BOTH, P_DEAL_BATCH, P_DEAL_EPISODE,
+) = range(12)
+N_PARAMS = 12
 # Encodings of the choice rules in params.
 TIE_NONE, TIE_NON_DEALER, TIE_DEALER = 0, 1, 2
 UNDER_ALLOWED, UNDER_UNLESS_ALL_TRUMPS, UNDER_WHEN_CAN_FOLLOW = 0, 1, 2
-FIRST_CUT, FIRST_JACK, FIRST_RANDOM = -1, -2, -3  # or a seat 0..3
+
+# ev: int64 (n, capacity, 7), the events of each table's latest step (or start) in order, as
+# engine.Event fields (kind code, seat, team, points, card, suit, deal); n_ev: how many. A
+# capacity of 0 records nothing (the count still runs).
+(
+    E_DEAL, E_KICK, E_STOOD, E_BEGGED, E_GAVE_ONE, E_RAN, E_REDEAL, E_TRUMP, E_PLAYED, E_TRICK, E_HIGH, E_LOW,
+    E_JACK, E_HANG_JACK, E_GAME, E_DEAL_END, E_MATCH_END,
+) = range(len(EVENT_KINDS))
+EVENT_FIELDS = 7
+MAX_EVENTS = 16  # a step makes at most about ten (the last card of a deal, or a run with redeal)
 
 _ONE = np.uint64(1)
 _SUIT_BITS = np.array([((1 << N_RANKS) - 1) << (N_RANKS * s) for s in range(4)], dtype=np.uint64)
@@ -142,7 +153,7 @@ def _below(rng, t, k):
 
 
 @njit(cache=True, nogil=True)
-def _shuffle(rng, t, out):
+def shuffle(rng, t, out):
     """out[:] = a uniform permutation of 0..51 (Fisher-Yates)."""
     for i in range(N_CARDS):
         out[i] = i
@@ -155,54 +166,40 @@ def _shuffle(rng, t, out):
 
 
 @njit(cache=True, nogil=True)
-def _first_dealer(rule, rng, t, scratch):
-    if rule >= 0:
-        return rule
-    if rule == FIRST_RANDOM:
-        return _below(rng, t, N_SEATS)
-    _shuffle(rng, t, scratch)
-    if rule == FIRST_JACK:  # cards face up to seats 0, 1, 2, 3, ... until a jack (NLCB)
-        for i in range(N_CARDS):
-            if scratch[i] % N_RANKS == RANK_JACK:
-                return i % N_SEATS
-    # "cut": every seat draws a card, the highest rank deals, tied seats draw again.
-    seats = np.arange(N_SEATS)
-    n_seats = N_SEATS
-    while True:
-        best = -1
-        for i in range(n_seats):
-            best = max(best, scratch[i] % N_RANKS)
-        kept = 0
-        for i in range(n_seats):
-            if scratch[i] % N_RANKS == best:
-                seats[kept] = seats[i]
-                kept += 1
-        if kept == 1:
-            return seats[0]
-        n_seats = kept
-        _shuffle(rng, t, scratch)
+def _event(ev, n_ev, t, kind, seat, team, points, card, suit, deal):
+    i = n_ev[t]
+    if i < ev.shape[1]:
+        ev[t, i, 0], ev[t, i, 1], ev[t, i, 2], ev[t, i, 3] = kind, seat, team, points
+        ev[t, i, 4], ev[t, i, 5], ev[t, i, 6] = card, suit, deal
+    n_ev[t] = i + 1
 
 
 @njit(cache=True, nogil=True)
-def _award(st, t, team, points, params, gained):
+def _award(st, t, team, points, params, gained, ev, n_ev, kind, seat, card):
     st[t, SCORE0 + team] += points
     gained[t, team] += points
+    _event(ev, n_ev, t, kind, seat, team, points, card, -1, -1)
     if st[t, SCORE0 + team] >= params[P_TARGET]:
         st[t, PHASE] = MATCH_OVER
         st[t, CURRENT] = -1
         st[t, WINNER] = team
+        _event(ev, n_ev, t, E_MATCH_END, -1, team, 0, -1, -1, -1)
         return True
     return False
 
 
 @njit(cache=True, nogil=True)
-def _turn_kick(st, deck, t, params, kick_points, gained):
+def _turn_kick(st, deck, t, params, kick_points, gained, ev, n_ev):
     """A5: turn up the next card; the dealer's team scores its kick points at once."""
     card = deck[t, st[t, NEXT_CARD]]
     st[t, NEXT_CARD] += 1
     st[t, KICK] = card
     points = kick_points[card % N_RANKS]
-    return points > 0 and _award(st, t, st[t, DEALER] % 2, points, params, gained)
+    dealer = st[t, DEALER]
+    if points > 0:
+        return _award(st, t, dealer % 2, points, params, gained, ev, n_ev, E_KICK, dealer, card)
+    _event(ev, n_ev, t, E_KICK, dealer, dealer % 2, 0, card, -1, -1)
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -215,13 +212,13 @@ def _deal_cards(st, bs, deck, t, start, count, batch):
 
 
 @njit(cache=True, nogil=True)
-def _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
+def _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev):
     """A4-A5: a fresh deck, six cards each from the seat after the dealer, then the kick."""
     d = st[t, NEXT_DECK]
     if d < n_given[t]:
         deck[t] = given[t, d]
     else:
-        _shuffle(rng, t, deck[t])
+        shuffle(rng, t, deck[t])
     st[t, NEXT_DECK] = d + 1
     st[t, DEAL_NUMBER] += 1
     for i in range(N_SETS):
@@ -237,14 +234,15 @@ def _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_poi
     st[t, TRICKS_PLAYED] = st[t, N_TRICKS] = 0
     st[t, PHASE] = STAND_OR_BEG
     st[t, CURRENT] = -1
-    if _turn_kick(st, deck, t, params, kick_points, gained):
+    _event(ev, n_ev, t, E_DEAL, st[t, DEALER], -1, 0, -1, -1, st[t, DEAL_NUMBER])
+    if _turn_kick(st, deck, t, params, kick_points, gained, ev, n_ev):
         return True
     st[t, CURRENT] = (st[t, DEALER] + 1) % N_SEATS  # the beggar
     return False
 
 
 @njit(cache=True, nogil=True)
-def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
+def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev):
     """A6.5-A6.6: set the kick aside, deal three more each, kick again until the suit changes."""
     begged_suit = st[t, KICK] // N_RANKS
     while True:
@@ -256,11 +254,12 @@ def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_p
             st[t, NEXT_CARD] += RUN_CARDS
         elif left == 0 or params[P_REDEAL]:
             # same dealer, points kept (A6.6, A3.2)
-            return _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
-        if _turn_kick(st, deck, t, params, kick_points, gained):
+            _event(ev, n_ev, t, E_REDEAL, st[t, DEALER], -1, 0, -1, -1, -1)
+            return _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev)
+        if _turn_kick(st, deck, t, params, kick_points, gained, ev, n_ev):
             return True
         if st[t, KICK] // N_RANKS != begged_suit:
-            _start_play(st, bs, t, st[t, KICK] // N_RANKS)
+            _start_play(st, bs, t, st[t, KICK] // N_RANKS, ev, n_ev)
             return False
 
 
@@ -268,9 +267,10 @@ def _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_p
 
 
 @njit(cache=True, nogil=True)
-def _start_play(st, bs, t, trump):
+def _start_play(st, bs, t, trump, ev, n_ev):
     """Fix the trump and take the A8.2 snapshot of who holds High, Low and the Jack."""
     st[t, TRUMP] = trump
+    _event(ev, n_ev, t, E_TRUMP, -1, -1, 0, -1, trump, -1)
     in_hands = (bs[t, HAND] | bs[t, HAND + 1] | bs[t, HAND + 2] | bs[t, HAND + 3]) & _SUIT_BITS[trump]
     bs[t, TRUMPS_IN_HANDS] = in_hands
     st[t, HIGH_CARD] = st[t, LOW_CARD] = st[t, JACK_CARD] = -1
@@ -292,11 +292,12 @@ def _start_play(st, bs, t, trump):
 
 
 @njit(cache=True, nogil=True)
-def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_points, gained):
+def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_points, gained, ev, n_ev):
     seat = st[t, CURRENT]
     bit = _bit(card)
     bs[t, HAND + seat] ^= bit
     bs[t, PLAYED + seat] |= bit
+    _event(ev, n_ev, t, E_PLAYED, seat, -1, 0, card, -1, -1)
     trick_no[t, card] = st[t, TRICKS_PLAYED] + 1
     suit = card // N_RANKS
     n = st[t, TRICK_LEN]
@@ -326,11 +327,12 @@ def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_poi
     bs[t, WON + team] |= bits
     if st[t, JACK_CARD] >= 0 and bits & _bit(st[t, JACK_CARD]):
         st[t, JACK_WINNER] = winner
+    _event(ev, n_ev, t, E_TRICK, winner, team, 0, st[t, WIN_CARD], -1, -1)
     st[t, TRICK_LEN] = 0
     st[t, TRICKS_PLAYED] += 1
     st[t, LEADER] = st[t, CURRENT] = winner
     if st[t, TRICKS_PLAYED] == st[t, N_TRICKS]:
-        return _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
+        return _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev)
     return False
 
 
@@ -338,36 +340,39 @@ def _play(st, bs, deck, trick_no, given, n_given, rng, t, card, params, kick_poi
 
 
 @njit(cache=True, nogil=True)
-def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained):
+def _score_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev):
     """A8.3: High, Low, Jack, Game in this order, the match ending at the first to the target."""
     if bs[t, TRUMPS_IN_HANDS]:
-        if _award(st, t, st[t, HIGH_HOLDER] % 2, 1, params, gained):
+        high = st[t, HIGH_HOLDER]
+        if _award(st, t, high % 2, 1, params, gained, ev, n_ev, E_HIGH, high, st[t, HIGH_CARD]):
             return True
         if st[t, LOW_CARD] != st[t, HIGH_CARD] or params[P_SINGLE_TRUMP_BOTH]:
-            if _award(st, t, st[t, LOW_HOLDER] % 2, 1, params, gained):
+            low = st[t, LOW_HOLDER]
+            if _award(st, t, low % 2, 1, params, gained, ev, n_ev, E_LOW, low, st[t, LOW_CARD]):
                 return True
         if st[t, JACK_HOLDER] >= 0:
-            holder_team, winner = st[t, JACK_HOLDER] % 2, st[t, JACK_WINNER]
-            if winner % 2 == holder_team:
-                if _award(st, t, holder_team, 1, params, gained):
+            holder, winner, jack = st[t, JACK_HOLDER], st[t, JACK_WINNER], st[t, JACK_CARD]
+            if winner % 2 == holder % 2:
+                if _award(st, t, holder % 2, 1, params, gained, ev, n_ev, E_JACK, holder, jack):
                     return True
-            elif _award(st, t, winner % 2, params[P_HANG], params, gained):
+            elif _award(st, t, winner % 2, params[P_HANG], params, gained, ev, n_ev, E_HANG_JACK, winner, jack):
                 return True
     g0, g1 = st[t, GAME0], st[t, GAME1]
     if g0 != g1:
-        if _award(st, t, 0 if g0 > g1 else 1, params[P_GAME_POINTS], params, gained):
+        if _award(st, t, 0 if g0 > g1 else 1, params[P_GAME_POINTS], params, gained, ev, n_ev, E_GAME, -1, -1):
             return True
     elif g0 > 0 and params[P_GAME_TIE] != TIE_NONE:
         dealer_team = st[t, DEALER] % 2
         team = dealer_team if params[P_GAME_TIE] == TIE_DEALER else 1 - dealer_team
-        if _award(st, t, team, params[P_GAME_POINTS], params, gained):
+        if _award(st, t, team, params[P_GAME_POINTS], params, gained, ev, n_ev, E_GAME, -1, -1):
             return True
+    _event(ev, n_ev, t, E_DEAL_END, st[t, DEALER], -1, 0, -1, -1, st[t, DEAL_NUMBER])
     st[t, CURRENT] = -1
     if params[P_DEAL_EPISODE]:
         st[t, PHASE] = DEAL_OVER
         return False
     st[t, DEALER] = (st[t, DEALER] + 1) % N_SEATS
-    return _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
+    return _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev)
 
 
 # ---------------------------------------------------------------- legal actions per phase
@@ -419,41 +424,44 @@ def legal_bits(st, bs, t, params):
 
 
 @njit(cache=True, nogil=True)
-def _apply(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained):
+def _apply(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev):
     if action < N_CARDS:
-        _play(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained)
+        _play(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev)
     elif action == STAND:
         st[t, STOOD] = 1
-        _start_play(st, bs, t, st[t, KICK] // N_RANKS)
+        _event(ev, n_ev, t, E_STOOD, st[t, CURRENT], -1, 0, -1, -1, -1)
+        _start_play(st, bs, t, st[t, KICK] // N_RANKS, ev, n_ev)
     elif action == BEG:
         st[t, BEGGED] = 1
+        _event(ev, n_ev, t, E_BEGGED, st[t, CURRENT], -1, 0, -1, -1, -1)
         st[t, PHASE] = GIVE_OR_RUN
         st[t, CURRENT] = st[t, DEALER]
     elif action == GIVE_ONE:
         st[t, GAVE_ONE_DONE] = 1
-        if not _award(st, t, (st[t, DEALER] + 1) % 2, 1, params, gained):
-            _start_play(st, bs, t, st[t, KICK] // N_RANKS)
+        dealer = st[t, DEALER]
+        if not _award(st, t, (dealer + 1) % 2, 1, params, gained, ev, n_ev, E_GAVE_ONE, dealer, -1):
+            _start_play(st, bs, t, st[t, KICK] // N_RANKS, ev, n_ev)
     else:
         st[t, RAN] = 1
-        _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
+        _event(ev, n_ev, t, E_RAN, st[t, CURRENT], -1, 0, -1, -1, -1)
+        _run_the_pack(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev)
 
 
 # ---------------------------------------------------------------- loops over the tables
 
 
 @njit(cache=True, nogil=True)
-def start_matches(st, bs, deck, trick_no, given, n_given, dealers, scores, rng, tables, params, kick_points, gained):
-    """Start a match at every table with ``tables[t]``: its scores, its dealer (-1: by the rule)."""
-    scratch = np.empty(N_CARDS, dtype=np.int8)
+def start_matches(st, bs, deck, trick_no, given, n_given, dealers, scores, rng, tables, params, kick_points, gained, ev, n_ev):
+    """Start a match at every table with ``tables[t]``: its scores, its first dealer."""
     for t in range(st.shape[0]):
         if not tables[t]:
             continue
         st[t] = -1
+        n_ev[t] = 0
         st[t, SCORE0], st[t, SCORE1] = scores[t, 0], scores[t, 1]
         st[t, DEAL_NUMBER] = st[t, NEXT_DECK] = 0
-        dealer = dealers[t]
-        st[t, DEALER] = dealer if dealer >= 0 else _first_dealer(params[P_FIRST_DEALER], rng, t, scratch)
-        _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained)
+        st[t, DEALER] = dealers[t]
+        _start_deal(st, bs, deck, trick_no, given, n_given, rng, t, params, kick_points, gained, ev, n_ev)
 
 
 @njit(cache=True, nogil=True)
@@ -469,12 +477,14 @@ def first_illegal(st, bs, actions, active, params):
 
 
 @njit(cache=True, nogil=True)
-def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, params, kick_points, gained):
-    """Apply ``actions[t]`` at every live table where ``active[t]`` (all already checked legal)."""
+def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, params, kick_points, gained, ev, n_ev):
+    """Apply ``actions[t]`` at every live table where ``active[t]`` (all already checked legal);
+    ``n_ev`` counts the events of this step at each table that moved."""
     gained[:] = 0
     for t in range(st.shape[0]):
         if st[t, PHASE] < DEAL_OVER and active[t]:
-            _apply(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained)
+            n_ev[t] = 0
+            _apply(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained, ev, n_ev)
 
 
 @njit(cache=True, nogil=True)
@@ -495,50 +505,65 @@ def _set_bits(out, t, offset, bits):
 
 
 @njit(cache=True, nogil=True)
-def observe_all(st, bs, trick_no, seats, params, rules_block, out):
-    """out[t] = the observation of seat ``seats[t]`` at table t, as observation.encode writes it;
-    ``rules_block``: the observation's rules piece (observation.rules_block), the same at every table."""
+def _observe_table(st, bs, trick_no, t, s, params, rules_block, out):
+    """out[t] = the observation of seat ``s`` at table t: the layout of allfours_env.observation,
+    written here and nowhere else; ``rules_block``: its rules piece (observation.rules_block)."""
     target = params[P_TARGET]
+    out[t, :N_FLAGS] = 0.0
+    _set_bits(out, t, 0, bs[t, HAND + s])
+    if st[t, KICK] >= 0:
+        out[t, _O_KICK + st[t, KICK]] = 1.0
+    _set_bits(out, t, _O_KICKS_ASIDE, bs[t, KICKS_ASIDE])
+    rel = (st[t, LEADER] - s) % N_SEATS
+    for i in range(st[t, TRICK_LEN]):
+        out[t, _O_TABLE + rel * N_CARDS + st[t, TRICK_CARDS + i]] = 1.0
+        rel = (rel + 1) % N_SEATS
+    for r in range(N_SEATS):
+        _set_bits(out, t, _O_PLAYED + r * N_CARDS, bs[t, PLAYED + (s + r) % N_SEATS])
+    _set_bits(out, t, _O_LED, bs[t, LED])
+    for c in range(N_CARDS):
+        number = trick_no[t, c]
+        for b in range(4):
+            if number >> b & 1:
+                out[t, _O_TRICK_NUMBER + 4 * c + b] = 1.0
+    team = s % 2
+    _set_bits(out, t, _O_WON, bs[t, WON + team])
+    _set_bits(out, t, _O_WON + N_CARDS, bs[t, WON + 1 - team])
+    if st[t, TRUMP] >= 0:
+        out[t, _O_TRUMP + st[t, TRUMP]] = 1.0
+    phase = st[t, PHASE]
+    out[t, _O_PHASE + _PHASE_SLOT[phase]] = 1.0
+    dealer_rel = (st[t, DEALER] - s) % N_SEATS
+    out[t, _O_DEALER + dealer_rel] = 1.0
+    out[t, _O_BEGGAR + (dealer_rel + 1) % N_SEATS] = 1.0
+    if phase == PLAY:
+        out[t, _O_LEADER + (st[t, LEADER] - s) % N_SEATS] = 1.0
+    out[t, _O_PARTNER + _PARTNER_SEAT] = 1.0
+    for i in range(4):
+        out[t, _O_DECISIONS + i] = st[t, STOOD + i]
+    out[t, _O_SCORES] = min(st[t, SCORE0 + team] / target, 1.0)
+    out[t, _O_SCORES + 1] = min(st[t, SCORE0 + 1 - team] / target, 1.0)
+    out[t, _O_SCORES + 2] = 1.0 / target
+    out[t, _O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
+    out[t, _O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
+    out[t, _O_RULES : _O_RULES + len(rules_block)] = rules_block
+
+
+@njit(cache=True, nogil=True)
+def observe_all(st, bs, trick_no, seats, params, rules_block, out):
+    """out[t] = the observation of seat ``seats[t]`` at table t (see :func:`_observe_table`)."""
     for t in range(st.shape[0]):
-        s = seats[t]
-        out[t, :N_FLAGS] = 0.0
-        _set_bits(out, t, 0, bs[t, HAND + s])
-        if st[t, KICK] >= 0:
-            out[t, _O_KICK + st[t, KICK]] = 1.0
-        _set_bits(out, t, _O_KICKS_ASIDE, bs[t, KICKS_ASIDE])
-        rel = (st[t, LEADER] - s) % N_SEATS
-        for i in range(st[t, TRICK_LEN]):
-            out[t, _O_TABLE + rel * N_CARDS + st[t, TRICK_CARDS + i]] = 1.0
-            rel = (rel + 1) % N_SEATS
-        for r in range(N_SEATS):
-            _set_bits(out, t, _O_PLAYED + r * N_CARDS, bs[t, PLAYED + (s + r) % N_SEATS])
-        _set_bits(out, t, _O_LED, bs[t, LED])
-        for c in range(N_CARDS):
-            number = trick_no[t, c]
-            for b in range(4):
-                if number >> b & 1:
-                    out[t, _O_TRICK_NUMBER + 4 * c + b] = 1.0
-        team = s % 2
-        _set_bits(out, t, _O_WON, bs[t, WON + team])
-        _set_bits(out, t, _O_WON + N_CARDS, bs[t, WON + 1 - team])
-        if st[t, TRUMP] >= 0:
-            out[t, _O_TRUMP + st[t, TRUMP]] = 1.0
-        phase = st[t, PHASE]
-        out[t, _O_PHASE + _PHASE_SLOT[phase]] = 1.0
-        dealer_rel = (st[t, DEALER] - s) % N_SEATS
-        out[t, _O_DEALER + dealer_rel] = 1.0
-        out[t, _O_BEGGAR + (dealer_rel + 1) % N_SEATS] = 1.0
-        if phase == PLAY:
-            out[t, _O_LEADER + (st[t, LEADER] - s) % N_SEATS] = 1.0
-        out[t, _O_PARTNER + _PARTNER_SEAT] = 1.0
-        for i in range(4):
-            out[t, _O_DECISIONS + i] = st[t, STOOD + i]
-        out[t, _O_SCORES] = min(st[t, SCORE0 + team] / target, 1.0)
-        out[t, _O_SCORES + 1] = min(st[t, SCORE0 + 1 - team] / target, 1.0)
-        out[t, _O_SCORES + 2] = 1.0 / target
-        out[t, _O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
-        out[t, _O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
-        out[t, _O_RULES : _O_RULES + len(rules_block)] = rules_block
+        _observe_table(st, bs, trick_no, t, seats[t], params, rules_block, out)
+
+
+@njit(cache=True, nogil=True)
+def observe_one(st, bs, trick_no, t, seat, params, rules_block, out, mask):
+    """out[t] = seat's observation at table t, and mask[:] (int8, 56) its legal actions if it is
+    the seat to act (else all 0): what a one-table view hands to a player, in one call."""
+    _observe_table(st, bs, trick_no, t, seat, params, rules_block, out)
+    bits = legal_bits(st, bs, t, params) if st[t, CURRENT] == seat else np.uint64(0)
+    for a in range(mask.shape[0]):
+        mask[a] = (bits >> np.uint64(a)) & _ONE
 
 
 @njit(cache=True, nogil=True)
@@ -553,5 +578,5 @@ def sample_legal_all(st, bs, params, uniforms, out):
             out[t] = lowest(bits)
 
 
-# The kernels compile in constants of cards, engine and observation: a change there must recompile them.
-cache_depends_on(kernels_of(__name__), (cards, engine, observation))
+# The kernels compile in constants of actions, cards and observation: a change there must recompile them.
+cache_depends_on(kernels_of(__name__), (actions, cards, observation))

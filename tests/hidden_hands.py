@@ -9,6 +9,7 @@ import numpy as np
 
 from allfours_env import Rules
 from allfours_env.engine import Game
+from allfours_env.vector_kernels import HAND
 
 
 def mid_play_game() -> Game:
@@ -19,13 +20,19 @@ def mid_play_game() -> Game:
     return game
 
 
+def swapped_cards(game: Game, a: int, b: int, card_a: int, card_b: int) -> Game:
+    """A copy of ``game`` in which seat ``a``'s ``card_a`` and seat ``b``'s ``card_b`` changed hands
+    (written into the engine's state: no rule deals such a position, the tests need it)."""
+    swapped = copy.deepcopy(game)
+    bits = np.uint64(1 << card_a | 1 << card_b)
+    swapped._core._bs[0, HAND + a] ^= bits
+    swapped._core._bs[0, HAND + b] ^= bits
+    assert swapped.hands != game.hands
+    return swapped
+
+
 def hidden_swaps(game: Game, observer: int) -> Iterator[Game]:
     """Copies of ``game`` in which an unplayed card has swapped between two hands the observer cannot
     see: the two opponents, then an opponent and the partner."""
     for a, b in (((observer + 1) % 4, (observer + 3) % 4), ((observer + 1) % 4, (observer + 2) % 4)):
-        swapped = copy.deepcopy(game)
-        ca, cb = game.hand(a)[0], game.hand(b)[-1]
-        swapped.hands[a] ^= 1 << ca | 1 << cb
-        swapped.hands[b] ^= 1 << ca | 1 << cb
-        assert swapped.hands != game.hands
-        yield swapped
+        yield swapped_cards(game, a, b, game.hand(a)[0], game.hand(b)[-1])

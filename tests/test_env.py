@@ -103,12 +103,13 @@ def test_malformed_reset_options_raise_and_change_nothing(options, message):
     env = allfours_env.env()
     env.reset(seed=1)
     env.step(env.last()[0]["action_mask"].nonzero()[0][0].item())
-    before = copy.deepcopy(env.unwrapped.game.__dict__)
+    game = env.unwrapped.game
+    before = (list(game.events), game.hands, game.scores, game.current, game.legal_bits())
     rng_state = copy.deepcopy(env.unwrapped.np_random.bit_generator.state)
     with pytest.raises(ValueError, match=message):
         env.reset(seed=9, options=options)
-    assert env.unwrapped.game.__dict__.keys() == before.keys()
-    assert env.unwrapped.game.events == before["events"] and env.unwrapped.game.hands == before["hands"]
+    assert env.unwrapped.game is game
+    assert (list(game.events), game.hands, game.scores, game.current, game.legal_bits()) == before
     assert env.unwrapped.np_random.bit_generator.state == rng_state
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import importlib
 import sys
 
@@ -14,7 +13,7 @@ from allfours_env import decode
 from allfours_env.engine import Game
 from allfours_env.observation import encode
 from allfours_env.picture import FRAME_SHAPE, hand_counts, render_picture
-from tests.hidden_hands import hidden_swaps, mid_play_game
+from tests.hidden_hands import hidden_swaps, mid_play_game, swapped_cards
 
 SAMPLE_EVERY = 9  # render every Nth step of a match: enough to meet every phase, and fast
 
@@ -58,10 +57,7 @@ def test_picture_differs_when_the_hand_to_act_differs():
     game = Game(allfours_env.Rules(), np.random.default_rng(4))
     seat = game.current
     other = (seat + 1) % 4
-    swapped = copy.deepcopy(game)
-    mine, theirs = game.hand(seat)[0], game.hand(other)[0]
-    swapped.hands[seat] ^= 1 << mine | 1 << theirs
-    swapped.hands[other] ^= 1 << mine | 1 << theirs
+    swapped = swapped_cards(game, seat, other, game.hand(seat)[0], game.hand(other)[0])
     assert not np.array_equal(picture(swapped, seat), picture(game, seat))
 
 

@@ -1,11 +1,13 @@
-"""The vector engine against the scalar one, and its own contract (allfours_env.vector).
+"""The vector engine against its one-table views, and its own contract (allfours_env.vector).
 
-The differential test plays 10,000 random matches in lockstep on both engines, from the same
-decks, dealers and starting scores, over random rule sets covering all 13 keys of table A0, and
-compares at every decision: the seat to act, the legal mask, the observation, the points gained,
-the scores and the end of the match; and the batched policy input of the whole batch
-(``agents.features.batch_policy_input``) against ``policy_input`` of each row.
-(tests/test_scenarios_vector.py runs the docs/rules.md Part C scenarios through both engines.)
+The rules live once, in the kernels; ``Game`` is a one-table view of them. The differential test
+plays 10,000 random matches in lockstep on a batch of tables and on ``Game`` views started from the
+same decks, dealers and starting scores, over random rule sets covering all 13 keys of table A0,
+and compares at every decision: the seat to act, the legal mask, the observation, the points
+gained, the events, the scores and the end of the match; and the batched policy input of the
+whole batch (``agents.features.batch_policy_input``) against ``policy_input`` of each row: what
+the batch computes for many tables is what a view computes for one.
+(tests/test_scenarios_vector.py runs the docs/rules.md Part C scenarios through both.)
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
         Game(rules, decks=s["decks"], dealer=s.get("dealer"), scores=s.get("scores"), episode=episode)
         for s in starts
     ]
-    vg = VectorGame(n, episode=episode, **rules_kwargs)
+    vg = VectorGame(n, episode=episode, events=True, **rules_kwargs)
     vg.reset(seed=int(rng.integers(2**32)), options=starts)
     seen = [0] * n
     points = vg._points.copy()  # the first kicks' points
@@ -84,6 +86,7 @@ def play_lockstep(rules_kwargs: dict, n: int, rng: np.random.Generator, episode:
             assert over[t] == game.is_over
             assert scores[t] == game.scores, f"table {t}: scores"
             assert (points[t] == award_points(game, seen[t])).all(), f"table {t}: points gained"
+            assert vg.events(t) == game.events[seen[t] :], f"table {t}: events"
             seen[t] = len(game.events)
             if over[t]:
                 continue

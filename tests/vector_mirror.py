@@ -1,4 +1,4 @@
-"""A scalar ``Game`` that steps a one-table ``VectorGame`` beside it and checks they agree.
+"""A ``Game`` (a one-table view) that steps a separate one-table ``VectorGame`` beside it and checks they agree.
 
 After construction and after every step, :class:`MirroredGame` compares what a player or trainer
 can see of both engines: the seat to act, the legal actions, every seat's observation, the
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from types import SimpleNamespace
 
 import numpy as np
 
 from allfours_env.cards import N_CARDS, N_SEATS
-from allfours_env.engine import AWARD_KINDS, DEAL_OVER, N_ACTIONS, Game, IllegalActionError
+from allfours_env.engine import AWARD_KINDS, DEAL_OVER, N_ACTIONS, Game, IllegalActionError, first_dealer
 from allfours_env.observation import encode
 from allfours_env.rules import DEFAULT_RULES
 from allfours_env.vector import VectorGame
@@ -47,7 +46,7 @@ class MirroredGame(Game):
         given = [list(d) for d in (decks or [])]
         if ahead is not None:
             if dealer is None and not isinstance(rules.first_dealer, int):
-                Game._first_dealer(SimpleNamespace(rules=rules, rng=ahead))
+                first_dealer(rules.first_dealer, lambda: ahead.permutation(N_CARDS))
             given += [ahead.permutation(N_CARDS).tolist() for _ in range(EXTRA_DECKS)]
         self.vector = VectorGame(1, episode=episode, **dataclasses.asdict(rules))
         self.vector.reset(options=[{"decks": given, "dealer": self.dealer, "scores": scores}])
