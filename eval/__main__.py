@@ -118,12 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a Ctrl-C or SIGTERM at any moment, imports included, ends it with one line
     and exit code 130 (143 for SIGTERM)."""
-    from .processes import exit_code, stop_name, stop_on_sigterm
+    from .processes import exit_code, handle_stops, stop_handled, stop_name, stop_of
 
-    stop_on_sigterm()
+    handle_stops()
     try:
         return _main(argv)
-    except KeyboardInterrupt as stop:
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = stop_of(error)
+        if stop is None:
+            raise
+        stop_handled()
         print(f"\npython -m eval: {stop_name(stop)}; nothing was written", file=sys.stderr)
         return exit_code(stop)
 

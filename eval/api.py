@@ -16,6 +16,7 @@ from allfours_env.rules import DEFAULT_RULES, Rules
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
 from .bots import BotFactory, BotSource, check_bots
 from .play import BoardRecord
+from .processes import stop_handled, stop_of
 from .progress import Progress
 from .results import PairResult, Rating, TournamentResult, summarize_pair
 from .runner import run_pairs
@@ -140,7 +141,11 @@ def play_plan(
         records = run_pairs(
             plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, task_done, finished
         )
-    except KeyboardInterrupt as stop:
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = stop_of(error)
+        if stop is None:
+            raise
+        stop_handled()
         if bar:
             bar.close()
         planned = len(plan.pairs) * len(plan.boards)

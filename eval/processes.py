@@ -1,8 +1,9 @@
 """Stopping a command cleanly: SIGTERM as Ctrl-C, workers that die with their parent, writes a stop cannot cut.
 
-:func:`stop_on_sigterm` makes SIGTERM (what schedulers, ``docker stop`` and ``timeout`` send)
-raise :class:`Terminated`, a KeyboardInterrupt, so a command ends the same way on either signal
-and :func:`exit_code` gives the shell's code for each (130, 143).
+:func:`handle_stops` makes SIGTERM (what schedulers, ``docker stop`` and ``timeout`` send)
+raise :class:`Terminated`, a KeyboardInterrupt, so a command ends the same way on either signal,
+raises a stop again until the command says it has caught it (:func:`stop_handled`; compiled code
+can swallow one), and :func:`exit_code` gives the shell's code for each (130, 143).
 
 :func:`bind_to_parent` runs first in every worker (an eval worker's initializer). On Linux the
 kernel kills the worker when its parent dies, even by ``kill -9`` (``prctl(PR_SET_PDEATHSIG)``);
@@ -13,6 +14,7 @@ its workers, so they never print tracebacks of their own.
 
 from __future__ import annotations
 
+import _thread
 import ctypes
 import ctypes.util
 import os
@@ -22,6 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 PARENT_POLL_SECONDS = 0.5
@@ -41,13 +44,63 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 INTERRUPTED_EXIT, TERMINATED_EXIT = 128 + signal.SIGINT, 128 + signal.SIGTERM  # what the shell reports
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
+NUDGE_SECONDS = 1.0  # a stop the main thread lost (see handle_stops) is raised again this often
+_stops: list[int] = []  # the stop signals received, in order
+_handled = threading.Event()
 
 
-def stop_on_sigterm() -> None:
-    """From now on SIGTERM raises :class:`Terminated` in the main thread (call it there)."""
-    signal.signal(signal.SIGTERM, _raise_terminated)
+UNSAFE_MODULES = ("numba", "llvmlite")  # a stop raised inside them breaks a compile: wait until they return
+
+
+def _on_stop(signum: int, frame: Any) -> None:
+    if not _stops:
+        threading.Thread(target=_nudge, name="stop-nudge", daemon=True).start()
+    _stops.append(signum)
+    while frame is not None:  # inside numba's machinery (compiling, loading a cached kernel): raise it later
+        if frame.f_globals.get("__name__", "").startswith(UNSAFE_MODULES):
+            return
+        frame = frame.f_back
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _nudge() -> None:
+    while not _handled.wait(NUDGE_SECONDS):
+        _thread.interrupt_main(_stops[-1])  # runs _on_stop again in the main thread
+
+
+def handle_stops() -> None:
+    """From now on Ctrl-C raises KeyboardInterrupt and SIGTERM :class:`Terminated` in the main
+    thread (call it there, first thing in a command). A stop that comes while numba compiles or
+    loads a kernel waits until it returns (an exception there breaks the compile); one lost
+    anyway (compiled code calling back into Python may swallow it, or wrap it in a SystemError:
+    see :func:`stop_of`) is raised again every NUDGE_SECONDS until :func:`stop_handled` is
+    called, and a swallowed one is not printed."""
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, _on_stop)
+    sys.unraisablehook = _quiet_about_stops
+
+
+def _quiet_about_stops(unraisable: Any) -> None:
+    """A stop raised inside a callback of compiled code (llvmlite's, while numba compiles) is
+    swallowed there, and Python would print its traceback; it is raised again (_nudge) instead."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def stop_handled() -> None:
+    """The command has caught the stop and is ending: raise it no more."""
+    _handled.set()
+
+
+def stop_of(error: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt (or Terminated) behind ``error``: itself, or the cause of a
+    SystemError that compiled code wrapped it in; None for any other error."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def exit_code(stop: KeyboardInterrupt) -> int:
