@@ -10,7 +10,9 @@ input or Ctrl-C leave at any time with exit code 0.
 
 ``--watch`` lets four bots play with the same narration; ``--save match.gif`` (Pillow) or
 ``match.mp4`` (needs imageio with its ffmpeg plugin) also records a picture of the table, from
-``--seat``'s side, at every decision.
+``--seat``'s side, at every decision. ``--log match.json`` writes the match log (decks, first
+dealer, every action: :mod:`agents.match_log`, docs/match_log.md) when the match ends or you
+leave, which ``python -m agents.web`` replays move by move.
 
 The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only; the match
 runs the shared loop, :class:`agents.match.Match`. :func:`play` and :func:`watch` take the input
@@ -40,6 +42,7 @@ from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_optio
 from .base import Bot, known_bots, make
 from .builtin import PRETRAINED
 from .match import Decision, Match
+from .match_log import Recorder, check_log_path, write
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
@@ -189,9 +192,17 @@ def ask(input_fn: InputFn, output_fn: OutputFn, observation: dict[str, np.ndarra
 
 
 def play(
-    input_fn: InputFn, output_fn: OutputFn, seat: int, bots: Mapping[int, Bot], seed: int, rules: Mapping[str, Any]
+    input_fn: InputFn,
+    output_fn: OutputFn,
+    seat: int,
+    bots: Mapping[int, Bot],
+    seed: int,
+    rules: Mapping[str, Any],
+    log: Path | None = None,
 ) -> int:
-    """Play one match with the person at ``seat`` and ``bots[s]`` at each other seat; the exit code."""
+    """Play one match with the person at ``seat`` and ``bots[s]`` at each other seat; the exit code.
+
+    ``log``: write the match log there when the match ends or the person leaves."""
     game = new_game(seed, rules)
     for bot_seat, bot in bots.items():
         bot.reset(seed + bot_seat)  # distinct streams, so two random bots do not mirror each other
@@ -201,7 +212,9 @@ def play(
         f"Partner player_{partner}: {bots[partner].name}.  "
         f"Opponents player_{right}: {bots[right].name}, player_{left}: {bots[left].name}."
     )
-    match = Match(game, [bots.get(s) for s in range(N_SEATS)], on_event=Narrator(output_fn))  # None: the person
+    recorder = Recorder(game, then=Narrator(output_fn))
+    players = [bots[s].name if s in bots else "person" for s in range(N_SEATS)]
+    match = Match(game, [bots.get(s) for s in range(N_SEATS)], on_event=recorder)  # None: the person
     try:
         match.run()
         while not match.over:
@@ -210,14 +223,27 @@ def play(
             action = ask(input_fn, output_fn, match.observe(seat), game.rules)
             if action is None:
                 output_fn(GOODBYE)
-                return 0
+                return save_log(output_fn, recorder, players, seed, log)
             match.step(action)
             match.run()
     except (EOFError, KeyboardInterrupt):
         output_fn("\n" + GOODBYE)
-        return 0
+        return save_log(output_fn, recorder, players, seed, log)
     verdict = "Your team wins!" if game.winner == seat % 2 else "Your team loses."
     output_fn(f"\n{result_line(game)} {verdict}")
+    return save_log(output_fn, recorder, players, seed, log)
+
+
+def save_log(output_fn: OutputFn, recorder: Recorder, players: Sequence[str], seed: int, path: Path | None) -> int:
+    """Write the match log to ``path`` (if given); the exit code (1 if it could not be written)."""
+    if path is None:
+        return 0
+    try:
+        write(recorder.log(players, seed, "agents.play"), path)
+    except OSError as err:
+        output_fn(f"could not write the match log {path}: {err.strerror or err}; nothing was written")
+        return 1
+    output_fn(f"match log written to {path} ({len(recorder.actions)} actions)")
     return 0
 
 
@@ -228,11 +254,12 @@ def watch(
     rules: Mapping[str, Any],
     on_frame: Callable[[np.ndarray], None] | None = None,
     viewer: int = 0,
+    log: Path | None = None,
 ) -> int:
     """Let ``bots[s]`` play seat ``s`` with the narration; the exit code.
 
     ``on_frame``, if given, receives a picture (uint8[720, 960, 3]) of the table as ``viewer``
-    sees it before every decision and once at the end.
+    sees it before every decision and once at the end; ``log``: write the match log there at the end.
     """
     game = new_game(seed, rules)
     for seat, bot in enumerate(bots):
@@ -243,16 +270,18 @@ def watch(
     def record(decision: Decision) -> None:
         on_frame(picture(decision.game, viewer, f"player_{decision.seat} to act"))
 
-    match = Match(game, bots, on_decision=record if on_frame else None, on_event=Narrator(output_fn))
+    recorder = Recorder(game, then=Narrator(output_fn))
+    players = [bot.name for bot in bots]
+    match = Match(game, bots, on_decision=record if on_frame else None, on_event=recorder)
     try:
         match.run()
     except KeyboardInterrupt:
         output_fn("\n" + GOODBYE)
-        return 0
+        return save_log(output_fn, recorder, players, seed, log)
     if on_frame:
         on_frame(picture(game, viewer, result_line(game)))
     output_fn(f"\n{result_line(game)}")
-    return 0
+    return save_log(output_fn, recorder, players, seed, log)
 
 
 def picture(game: Game, viewer: int, status: str) -> np.ndarray:
@@ -368,6 +397,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--save", metavar="FILE", help="with --watch, record the table at every decision, from --seat's side, "
         "as FILE.gif (Pillow) or FILE.mp4 (needs imageio[ffmpeg])",
     )  # fmt: skip
+    parser.add_argument(
+        "--log", metavar="FILE", help="write the match log (JSON, docs/match_log.md) to FILE when the match ends "
+        "or you leave; python -m agents.web replays it",
+    )  # fmt: skip
     return parser
 
 
@@ -386,15 +419,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = parse_rule_options(args.rule)
         bots = make_bots(args.seat, args.partner, args.opponents, args.bot if args.watch else None)
         recording = Recording(check_save_path(args.save)) if args.save else None
+        log = check_log_path(args.log) if args.log else None
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     # No --seed: a fresh seed from the operating system, printed so the match can be replayed.
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % SEED_RANGE)
     try:
         if not args.watch:
-            return play(input, print, args.seat, bots, seed, rules)
+            return play(input, print, args.seat, bots, seed, rules, log)
         on_frame = recording.add if recording else None
-        code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, viewer=args.seat)
+        code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, viewer=args.seat, log=log)
         if recording:
             try:
                 recording.save()

@@ -6,7 +6,9 @@ an output folder that cannot be written exit with code 2 before anything is play
 moment before the results are written, stops the workers at once and exits with code 130, writing
 nothing. The report is printed before the files are written, and the files are written all or
 nothing (:mod:`eval.report`): a write that fails (a full disk) says so, leaves the output folder as
-it was and exits with code 1.
+it was and exits with code 1. ``--logs DIR`` also writes the match logs (docs/match_log.md) of
+the first ``--log-boards`` boards of every pair, played again once the evaluation is done
+(:mod:`eval.match_logs`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
 MAX_WORKERS = 1024
 MAX_BOOTSTRAP = 10**6
 DEFAULT_OUT = "results/eval"
+DEFAULT_LOG_BOARDS = 1
+MAX_LOG_BOARDS = 10_000
 WRITE_FAILED_EXIT = 1
 
 
@@ -112,6 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="go on with the interrupted evaluation of the same command in --out: only its missing boards are played",
     )  # fmt: skip
     again.add_argument("--restart", action="store_true", help="discard an interrupted evaluation kept in --out")
+    parser.add_argument(
+        "--logs", metavar="DIR", help="also write the match logs (JSON, docs/match_log.md) of the first --log-boards "
+        "boards of every pair to DIR, played again after the evaluation; python -m agents.web replays them",
+    )  # fmt: skip
+    parser.add_argument(
+        "--log-boards", type=_count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
+        help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS})",
+    )  # fmt: skip
     return parser
 
 
@@ -155,6 +167,8 @@ def _main(argv: Sequence[str] | None) -> int:
             bootstrap=args.bootstrap,
         )
         created = check_out_dir(args.out)
+        if args.logs is not None:
+            check_out_dir(args.logs)  # writable now, not after the whole evaluation
         journal = Journal(Path(args.out), identity(plan))
         finished = _journal_to_continue(journal, args)
     except (ValueError, FileNotFoundError, TypeError) as error:  # a JournalError is a ValueError
@@ -183,6 +197,8 @@ def _main(argv: Sequence[str] | None) -> int:
     code = _write(result, args.out)
     if code == 0:
         journal.remove()
+        if args.logs is not None:
+            code = _write_logs(plan, args.logs, args.log_boards)
     else:
         print("python -m eval: the boards are kept: the same command with --resume writes them without playing again",
               file=sys.stderr)  # fmt: skip
@@ -205,6 +221,28 @@ def _journal_to_continue(journal: Journal, args: argparse.Namespace) -> Finished
             "add --resume to go on with it, or --restart to start it again"
         )
     return finished
+
+
+def _write_logs(plan: Any, folder: str, boards: int) -> int:
+    """Write the match logs (see eval.match_logs); 0, or WRITE_FAILED_EXIT with one line saying why."""
+    from .match_logs import write_match_logs
+
+    try:
+        written = write_match_logs(plan, Path(folder), min(boards, len(plan.boards)))
+    except OSError as err:
+        print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}", file=sys.stderr)
+        return WRITE_FAILED_EXIT
+    except (KeyboardInterrupt, SystemError) as error:  # the results are written already: say so
+        from .processes import exit_code, stop_handled, stop_name, stop_of
+
+        stop = stop_of(error)
+        if stop is None:
+            raise
+        stop_handled()
+        print(f"\npython -m eval: {stop_name(stop)} while writing match logs; the results are written", file=sys.stderr)
+        return exit_code(stop)
+    print(f"match logs: {len(written)} in {folder}")
+    return 0
 
 
 def _write(result: TournamentResult, out: str) -> int:

@@ -1,0 +1,297 @@
+"""The Starlette application: the page, its static files and the JSON API (see :mod:`agents.web`)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from allfours_env.cards import N_SEATS
+from allfours_env.rules import _BOOLS, _CHOICES, _FIRST_DEALER_NAMES, DEFAULT_RULES, MAX_POINTS, RULE_KEYS, Rules
+
+from ..match_log import MAX_LOG_BYTES, MatchLogError, loads
+from .players import BotChoices
+from .sessions import (
+    IDLE_SECONDS,
+    LOCK_SECONDS,
+    MAX_MATCHES,
+    LiveMatch,
+    Refused,
+    ReplayMatch,
+    Session,
+    Store,
+    check_int,
+)
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 64 * 1024  # every request but a log upload is a few dozen bytes
+MAX_SEED = 2**63 - 1
+SEED_RANGE = 1_000_000  # a drawn seed is short enough to note down and play again
+MODES = ("play", "watch")
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def rules_form() -> list[dict[str, Any]]:
+    """Each A0 rule key with its default and what it may be, for the page's rule form."""
+    form = []
+    for key in RULE_KEYS:
+        default = getattr(DEFAULT_RULES, key)
+        if key in _BOOLS:
+            entry = {"kind": "bool"}
+        elif key in _CHOICES:
+            entry = {"kind": "choice", "values": list(_CHOICES[key])}
+        elif key == "first_dealer":
+            entry = {"kind": "choice", "values": [*_FIRST_DEALER_NAMES, *range(N_SEATS)]}
+        else:
+            entry = {"kind": "int", "min": 1, "max": MAX_POINTS}
+        form.append({"key": key, "default": default, **entry})
+    return form
+
+
+def check_rules(data: Any) -> Rules:
+    if data is None:
+        return DEFAULT_RULES
+    if not isinstance(data, dict):
+        raise Refused(400, "rules must be an object of rule keys (docs/rules.md table A0), e.g. {\"target_score\": 7}")
+    try:
+        return Rules.from_kwargs(**data)
+    except ValueError as error:
+        raise Refused(400, str(error)) from None
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused past ``limit`` bytes without reading the rest."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise Refused(415, "the API takes JSON: send the header Content-Type: application/json")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise Refused(413, f"the request body is larger than {limit:,} bytes, the most this request takes")
+    return bytes(body)
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    body = await read_body(request, MAX_BODY_BYTES)
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError as error:
+        raise Refused(400, f"the request body is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise Refused(400, "the request body must be a JSON object")
+    return data
+
+
+def query_int(request: Request, name: str, low: int, high: int) -> int | None:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise Refused(400, f"{name} must be an integer {low}..{high}, got {text[:40]!r}") from None
+    return check_int(name, value, low, high)
+
+
+def query_open(request: Request) -> bool | None:
+    text = request.query_params.get("open")
+    return None if text is None else text.lower() in ("1", "true", "yes")
+
+
+def locked(session: Session, work: Callable[[], Any]) -> Callable[[], Any]:
+    """``work`` run under the match's lock (requests of one match take turns)."""
+
+    def run() -> Any:
+        if not session.lock.acquire(timeout=LOCK_SECONDS):
+            raise Refused(409, "the match is busy with another request; try again")
+        try:
+            return work()
+        finally:
+            session.lock.release()
+
+    return run
+
+
+def create_app(
+    policy_files: tuple[str, ...] = (),
+    idle_seconds: float = IDLE_SECONDS,
+    max_matches: int = MAX_MATCHES,
+    allowed_hosts: list[str] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Starlette:
+    """The web app. ``policy_files``: the only files its matches may load (checked now);
+    ``allowed_hosts``: Host headers accepted (None: any, for tests)."""
+    choices = BotChoices(policy_files)
+    store = Store(idle_seconds, max_matches, clock)
+
+    def live(request: Request) -> LiveMatch:
+        session = store.get(request.path_params["match_id"])
+        if not isinstance(session, LiveMatch):
+            raise Refused(409, "this is a replay: it takes no actions; ask for a step with GET ?step=N")
+        return session
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=NO_STORE)
+
+    async def options(request: Request) -> Response:
+        return {"bots": choices.listing(), "rules": rules_form(), "idle_minutes": idle_seconds / 60}
+
+    async def create(request: Request) -> Response:
+        data = await read_json(request)
+        mode = data.get("mode")
+        if mode not in MODES:
+            raise Refused(400, f"mode must be one of {MODES} (a replay is made by POST /api/replays), got {str(mode)[:40]!r}")
+        person = check_int("seat", data.get("seat"), 0, N_SEATS - 1) if mode == "play" else None
+        specs = data.get("players")
+        if not isinstance(specs, list) or len(specs) != N_SEATS:
+            raise Refused(400, "players must be a list of four bots, seat 0 first (null at your own seat in play mode)")
+        rules = check_rules(data.get("rules"))
+        seed = data.get("seed")
+        seed = check_int("seed", seed, 0, MAX_SEED) if seed is not None else secrets.randbelow(SEED_RANGE)
+        bots, names = [], []
+        for seat, spec in enumerate(specs):
+            if seat == person:
+                if spec not in (None, "person"):
+                    raise Refused(400, f"seat {seat} is yours: leave players[{seat}] null")
+                bots.append(None)
+                names.append("you")
+                continue
+            try:
+                bot = await run_in_threadpool(choices.make, spec)  # a policy file takes a moment to load
+            except (ValueError, FileNotFoundError) as error:
+                raise Refused(400, f"players[{seat}]: {error}") from None
+            bots.append(bot)
+            names.append(bot.name)
+        session = LiveMatch(bots, names, rules, seed, person)
+        store.add(session)
+        return session.state()
+
+    async def get_state(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        since = query_int(request, "since", 0, 10**9) or 0
+        seat, open_all = query_int(request, "seat", 0, N_SEATS - 1), query_open(request)
+        if isinstance(session, ReplayMatch):
+            step = query_int(request, "step", 0, 10**9)
+            work = lambda: session.state(step, seat, True if open_all is None else open_all, since)
+        else:
+            work = lambda: session.state(seat, bool(open_all), since)
+        return await run_in_threadpool(locked(session, work))
+
+    async def act(request: Request) -> Response:
+        session = live(request)
+        data = await read_json(request)
+
+        def work() -> dict[str, Any]:
+            since = _since(data)  # (every check before the move: a refusal changes nothing)
+            move = session.act(data.get("action"), data.get("step"))
+            return {**session.state(since=since), "move": move}
+
+        return await run_in_threadpool(locked(session, work))
+
+    async def advance(request: Request) -> Response:
+        session = live(request)
+        data = await read_json(request)
+
+        def work() -> dict[str, Any]:
+            start = time.perf_counter()
+            seat, open_all, since = data.get("seat"), data.get("open") is True, _since(data)
+            session.viewer(seat, open_all)  # (every check before the move: a refusal changes nothing)
+            move = session.advance(data.get("step"))
+            out = session.state(seat, open_all, since)
+            return {**out, "move": move, "server_ms": round(1000 * (time.perf_counter() - start), 2)}
+
+        return await run_in_threadpool(locked(session, work))
+
+    async def hint(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        seat, open_all = query_int(request, "seat", 0, N_SEATS - 1), query_open(request)
+        if isinstance(session, ReplayMatch):
+            step = query_int(request, "step", 0, 10**9)
+            work = lambda: session.hint(step, seat, True if open_all is None else open_all)
+        else:
+            work = lambda: session.hint(seat, bool(open_all))
+        return await run_in_threadpool(locked(session, work))
+
+    async def log(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        match_log = session.log if isinstance(session, ReplayMatch) else session.log()
+        name = f"allfours-match-{session.id[:8]}.json"
+        headers = {**NO_STORE, "Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(match_log.dumps(), media_type="application/json", headers=headers)
+
+    async def replay_of(request: Request) -> Response:
+        session = live(request)
+        replay = ReplayMatch(session.log())
+        store.add(replay)
+        return replay.state(step=0)
+
+    async def upload(request: Request) -> Response:
+        body = await read_body(request, MAX_LOG_BYTES)
+        try:
+            match_log = await run_in_threadpool(loads, body)
+        except MatchLogError as error:
+            raise Refused(400, f"this match log does not replay: {error}") from None
+        replay = ReplayMatch(match_log)
+        store.add(replay)
+        return replay.state(step=0)
+
+    async def end(request: Request) -> Response:
+        store.remove(request.path_params["match_id"])
+        return {"ended": True}
+
+    def api(handler: Callable[[Request], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
+        """JSON out, and a Refused as its status with ``{"error": message}``."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                result = await handler(request)
+            except Refused as refused:
+                return JSONResponse({"error": refused.message}, refused.status, headers=NO_STORE)
+            return result if isinstance(result, Response) else JSONResponse(result, headers=NO_STORE)
+
+        return endpoint
+
+    routes = [
+        Route("/", index),
+        Route("/api/options", api(options)),
+        Route("/api/matches", api(create), methods=["POST"]),
+        Route("/api/matches/{match_id}", api(get_state)),
+        Route("/api/matches/{match_id}", api(end), methods=["DELETE"]),
+        Route("/api/matches/{match_id}/act", api(act), methods=["POST"]),
+        Route("/api/matches/{match_id}/advance", api(advance), methods=["POST"]),
+        Route("/api/matches/{match_id}/hint", api(hint)),
+        Route("/api/matches/{match_id}/log", api(log)),
+        Route("/api/matches/{match_id}/replay", api(replay_of), methods=["POST"]),
+        Route("/api/replays", api(upload), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: http_error})
+    app.state.store = store
+    app.state.choices = choices
+    return app
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    """Starlette's own refusals (no such route, wrong method) as JSON too."""
+    assert isinstance(error, HTTPException)
+    what = "no such page or API route" if error.status_code == 404 else error.detail
+    return JSONResponse({"error": f"{what}: {request.method} {request.url.path[:80]}"}, error.status_code, headers=NO_STORE)
+
+
+def _since(data: dict[str, Any]) -> int:
+    since = data.get("since", 0)
+    return check_int("since", since, 0, 10**9)

@@ -1,0 +1,531 @@
+"use strict";
+/* The All Fours page: plain JavaScript, no build step. It holds no game logic: the server
+   (agents/web) keeps the match and answers every request with the table as the viewing seat sees
+   it; the page draws that, sends the person's actions, and asks for the bots' moves one at a time
+   at the chosen pace. */
+
+const SUIT_SYMBOL = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+const SUIT_NAME = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+const RANK_NAME = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
+const PHASE_TEXT = { stand_or_beg: "stand or beg", give_or_run: "give one or run the pack", play: "trick play", over: "over" };
+const BIDS = [[52, "Stand"], [53, "Beg"], [54, "Give one"], [55, "Run the pack"]];
+const SPOTS = ["bottom", "right", "top", "left"]; // relative seat 0..3 around the viewer: play goes to the right
+const MAX_LINES = 300;
+
+const ui = {
+  options: null, mode: "play", state: null, eventCount: 0, busy: false, paused: false, timer: null, replayTimer: null,
+};
+window.allfoursTimes = []; // per bot move: {think_ms, server_ms, shown_ms} (request sent to table drawn), for tests
+
+const $ = (id) => document.getElementById(id);
+
+class ApiError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json().catch(() => ({ error: `the server answered ${response.status}` }));
+  if (!response.ok) throw new ApiError(data.error || response.statusText, response.status);
+  return data;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function cardName(text) {
+  return `${RANK_NAME[text[0]] || text[0]} of ${SUIT_NAME[text[1]]}`;
+}
+
+/* A card face ("QH"), a back (text null), or a clickable card of the person's hand. */
+function cardEl(text, { small = false, action = null, legal = false } = {}) {
+  const tag = action === null ? "div" : "button";
+  const classes = ["card"];
+  if (small) classes.push("small");
+  if (text === null) {
+    classes.push("back");
+    return el(tag, { class: classes.join(" "), "aria-label": "a hidden card" });
+  }
+  classes.push(text[1] === "H" || text[1] === "D" ? "red" : "black");
+  if (action !== null) classes.push(legal ? "legal" : "dim");
+  const node = el(tag, { class: classes.join(" "), dataset: { card: text }, "aria-label": cardName(text) },
+    el("span", { class: "rank" }, text[0] === "T" ? "10" : text[0]), el("span", { class: "suit" }, SUIT_SYMBOL[text[1]]));
+  if (action !== null) {
+    node.type = "button";
+    node.addEventListener("click", () => act(action));
+  }
+  return node;
+}
+
+function showMessage(text) { $("message").textContent = text || ""; }
+function setStatus(text) { $("status").textContent = text || ""; }
+
+/* ------------------------------------------------------------------ setup */
+
+async function init() {
+  try {
+    ui.options = await api("GET", "/api/options");
+  } catch (error) {
+    showMessage(`Cannot reach the server: ${error.message}`);
+    return;
+  }
+  const list = $("bot-names");
+  const bots = ui.options.bots;
+  for (const name of [...bots.names, ...bots.examples, ...bots.policies]) list.append(el("option", { value: name }));
+  buildRulesForm(ui.options.rules);
+  document.querySelectorAll("#modes button").forEach((b) => b.addEventListener("click", () => setMode(b.dataset.mode)));
+  $("setup").addEventListener("submit", (event) => { event.preventDefault(); startMatch(); });
+  $("replay-file").addEventListener("change", loadReplayFile);
+  $("pause").addEventListener("click", togglePause);
+  $("step-once").addEventListener("click", () => { if (ui.paused) advance(); });
+  $("speed").addEventListener("change", schedule);
+  $("hint").addEventListener("click", askHint);
+  $("view-seat").addEventListener("change", refreshView);
+  $("view-open").addEventListener("change", refreshView);
+  $("replay-first").addEventListener("click", () => replayGo(0));
+  $("replay-prev").addEventListener("click", () => replayGo(ui.state.step - 1));
+  $("replay-next").addEventListener("click", () => replayGo(ui.state.step + 1));
+  $("replay-last").addEventListener("click", () => replayGo(ui.state.steps));
+  $("replay-slider").addEventListener("input", (e) => replayGo(Number(e.target.value)));
+  $("replay-play").addEventListener("click", toggleReplayPlay);
+  $("replay-this").addEventListener("click", replayThis);
+  $("new-match").addEventListener("click", () => { $("result").hidden = true; setMode(ui.mode === "replay" ? "play" : ui.mode); });
+  setMode("play");
+  document.body.dataset.ready = "true";
+}
+
+function buildRulesForm(rules) {
+  const box = $("rules-fields");
+  for (const rule of rules) {
+    let input;
+    if (rule.kind === "bool") {
+      input = el("input", { type: "checkbox" });
+      input.checked = rule.default;
+    } else if (rule.kind === "choice") {
+      input = el("select");
+      for (const value of rule.values) input.append(el("option", { value: String(value) }, String(value)));
+      input.value = String(rule.default);
+    } else {
+      input = el("input", { type: "number", min: rule.min, max: rule.max, value: rule.default });
+    }
+    input.id = `rule-${rule.key}`;
+    input.dataset.rule = rule.key;
+    box.append(el("label", {}, rule.key.replaceAll("_", " "), input));
+  }
+}
+
+/* The rules that differ from the defaults, typed as the server expects. */
+function chosenRules() {
+  const out = {};
+  for (const rule of ui.options.rules) {
+    const input = $(`rule-${rule.key}`);
+    let value;
+    if (rule.kind === "bool") value = input.checked;
+    else if (rule.kind === "int") value = Number(input.value);
+    else value = rule.values.find((v) => String(v) === input.value);
+    if (value !== rule.default) out[rule.key] = value;
+  }
+  return out;
+}
+
+function setMode(mode) {
+  ui.mode = mode;
+  stopTimers();
+  document.querySelectorAll("#modes button").forEach((b) => b.classList.toggle("active", b.dataset.mode === mode));
+  document.querySelectorAll(".for-play, .for-watch, .for-replay").forEach((node) => {
+    node.hidden = !node.classList.contains(`for-${mode}`);
+  });
+  showMessage("");
+}
+
+async function startMatch() {
+  stopTimers();
+  showMessage("");
+  const seedText = $("seed").value.trim();
+  const body = { mode: ui.mode, rules: chosenRules(), seed: seedText === "" ? null : Number(seedText) };
+  if (ui.mode === "play") {
+    const seat = Number($("seat").value);
+    const players = [null, null, null, null];
+    players[(seat + 2) % 4] = $("partner").value;
+    players[(seat + 1) % 4] = $("right").value;
+    players[(seat + 3) % 4] = $("left").value;
+    Object.assign(body, { seat, players });
+  } else {
+    body.players = [0, 1, 2, 3].map((s) => $(`bot-${s}`).value);
+  }
+  const previous = ui.state && ui.state.mode !== "replay" && !ui.state.over ? ui.state.id : null;
+  try {
+    const state = await api("POST", "/api/matches", body);
+    if (previous) api("DELETE", `/api/matches/${previous}`).catch(() => {}); // (the server frees it now, not at expiry)
+    ui.paused = false;
+    $("pause").textContent = "Pause";
+    begin(state);
+  } catch (error) {
+    showMessage(`Not started: ${error.message}`);
+  }
+}
+
+function begin(state) {
+  ui.eventCount = 0;
+  $("narration").replaceChildren();
+  $("hint-text").replaceChildren();
+  $("result").hidden = true;
+  if (state.mode !== "play") { $("view-seat").value = String(state.table.seat); }
+  receive(state);
+}
+
+/* ------------------------------------------------------------------ one state from the server */
+
+function receive(state) {
+  ui.state = state;
+  if (state.mode === "replay") {
+    $("narration").replaceChildren();
+    ui.eventCount = 0;
+  }
+  addNarration(state.narration);
+  ui.eventCount = state.event_count;
+  draw(state);
+  schedule();
+}
+
+function addNarration(lines) {
+  const list = $("narration");
+  for (const line of lines) {
+    list.append(el("li", { class: line.startsWith("deal ") ? "deal-line" : "" }, line));
+  }
+  while (list.children.length > MAX_LINES) list.firstChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+function yourTurn(state) {
+  return state.mode === "play" && !state.over && state.table.to_act === state.person;
+}
+
+function draw(state) {
+  const game = $("game");
+  game.dataset.turn = yourTurn(state) ? "you" : state.over ? "none" : "bot";
+  game.dataset.over = String(state.over);
+  game.dataset.step = String(state.step);
+  game.dataset.mode = state.mode;
+  drawSeats(state);
+  drawCenter(state);
+  drawBids(state);
+  drawScore(state);
+  drawDeals(state);
+  drawResult(state);
+  const hintable = !state.over && (yourTurn(state) || (state.mode !== "play" && (state.open || state.table.to_act === state.table.seat)));
+  $("hint").disabled = !hintable;
+  if (state.mode === "replay") {
+    $("replay-slider").max = String(state.steps);
+    $("replay-slider").value = String(state.step);
+    $("step-label").textContent = `move ${state.step} of ${state.steps}`;
+  } else {
+    $("step-label").textContent = `move ${state.step}`;
+  }
+}
+
+function seatName(state, seat) {
+  const who = state.players[seat];
+  return `player_${seat} \u00b7 ${who} \u00b7 team ${seat % 2}`;
+}
+
+function drawSeats(state) {
+  const table = state.table;
+  const legal = new Map(state.legal.map((l) => [l.action, l]));
+  for (let rel = 0; rel < 4; rel++) {
+    const seat = (table.seat + rel) % 4;
+    const spot = $(`spot-${SPOTS[rel]}`);
+    spot.classList.toggle("to-act", table.to_act === seat);
+    spot.dataset.seat = String(seat);
+    const name = el("div", { class: "name" }, seatName(state, seat));
+    if (table.dealer === seat) name.append(el("span", { class: "chip", title: "dealer" }, "D"));
+    const hand = el("div", { class: rel === 0 ? "hand" : "hand other" });
+    if (rel === 0) {
+      hand.id = "hand";
+      const clickable = yourTurn(state);
+      for (const card of table.hand) {
+        const action = cardIndex(card);
+        hand.append(cardEl(card, clickable ? { action, legal: legal.has(action) } : {}));
+      }
+    } else if (table.hands) {
+      for (const card of table.hands[seat]) hand.append(cardEl(card, { small: true }));
+    } else {
+      for (let k = 0; k < table.cards_held[seat]; k++) hand.append(cardEl(null, { small: true }));
+    }
+    spot.replaceChildren(rel === 2 ? name : hand, rel === 2 ? hand : name);
+  }
+}
+
+function cardIndex(text) {
+  return "CDHS".indexOf(text[1]) * 13 + "23456789TJQKA".indexOf(text[0]);
+}
+
+function drawCenter(state) {
+  const table = state.table;
+  const trick = $("trick");
+  let plays = table.trick;
+  let caption = table.leader !== null && table.phase === "play" ? `player_${table.leader} leads` : "";
+  const done = plays.length === 0 && table.last_trick !== null;
+  if (done) {
+    plays = table.last_trick.cards;
+    caption = `player_${table.last_trick.winner} won the trick`;
+  }
+  trick.classList.toggle("done", done);
+  trick.replaceChildren(...plays.map((p, i) => {
+    const rel = (p.seat - table.seat + 4) % 4;
+    return el("div", { class: `play from-${SPOTS[rel]}` }, el("span", { class: "order" }, String(i + 1)), cardEl(p.card));
+  }));
+  const info = $("center-info");
+  const kick = el("div", { class: "box" }, "kick", el("br"), table.kick ? cardEl(table.kick, { small: true }) : "\u2014");
+  const aside = el("div", { class: "box" }, "set aside", el("br"),
+    ...(table.kicks_aside.length ? table.kicks_aside.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
+  const trump = el("div", { class: "box", id: "trump" }, "trump", el("br"),
+    table.trump ? `${SUIT_SYMBOL[table.trump]} ${table.trump_name}` : "not fixed");
+  const phase = el("div", { class: "box" }, `deal ${table.deal}`, el("br"), PHASE_TEXT[table.phase] || table.phase);
+  info.replaceChildren(kick, aside, trump, phase, el("div", { id: "trick-caption" }, caption));
+}
+
+function drawBids(state) {
+  const table = state.table;
+  const box = $("bids");
+  const prompt = $("prompt");
+  prompt.textContent = "";
+  box.replaceChildren();
+  if (state.mode !== "play" || state.over) return;
+  if (!yourTurn(state)) {
+    prompt.textContent = `player_${table.to_act} (${state.players[table.to_act]}) to act\u2026`;
+    return;
+  }
+  const legal = new Set(state.legal.map((l) => l.action));
+  if (table.phase === "play") {
+    prompt.textContent = "Your turn: play a card.";
+    return;
+  }
+  prompt.textContent = table.phase === "stand_or_beg" ? "Your turn: stand, or beg?" : "Your turn: give one, or run the pack?";
+  const shown = table.phase === "stand_or_beg" ? BIDS.slice(0, 2) : BIDS.slice(2);
+  for (const [action, label] of shown) {
+    const button = el("button", { type: "button", dataset: { action: String(action) } }, label);
+    button.disabled = !legal.has(action);
+    if (button.disabled) button.title = "not allowed now by the rules in play";
+    button.addEventListener("click", () => act(action));
+    box.append(button);
+  }
+}
+
+function drawScore(state) {
+  const t = state.table;
+  const mine = state.mode === "play" ? state.person % 2 : -1;
+  const scores = (state.result || { scores: t.scores }).scores;
+  const row = (team) => el("tr", { class: team === mine ? "mine" : "" },
+    el("td", {}, `team ${team}`, el("br"), el("small", {}, `player_${team} & player_${team + 2}`)),
+    el("td", { class: "score", id: `score-${team}` }, String(scores[team])),
+    el("td", {}, t.phase === "play" ? String(t.game_points[team]) : ""));
+  const head = el("tr", {}, el("th", {}, ""), el("th", {}, "score"), el("th", {}, "game points"));
+  const note = `target ${t.target}` + (mine >= 0 ? ` \u00b7 you are player_${state.person}, team ${mine}` : "") +
+    (state.seed !== null && state.seed !== undefined ? ` \u00b7 seed ${state.seed}` : "");
+  $("scoreboard").replaceChildren(el("table", {}, head, row(0), row(1)), el("div", { class: "note" }, note));
+}
+
+function drawDeals(state) {
+  const box = $("deals");
+  const finished = state.deals.filter((d) => d.scored || d.scores);
+  box.replaceChildren(...finished.slice(-3).reverse().map((deal) => {
+    const items = deal.awards.map((a) => {
+      let text = a.text;
+      if (a.kind === "game") text += ` (count: team 0 ${a.count[0]}, team 1 ${a.count[1]})`;
+      return el("li", { dataset: { kind: a.kind } }, text);
+    });
+    if (!deal.awards.some((a) => a.kind === "game") && deal.scored) {
+      items.push(el("li", { dataset: { kind: "game" } }, `game: tied, no point (count: team 0 ${deal.game_count[0]}, team 1 ${deal.game_count[1]})`));
+    }
+    const head = `Deal ${deal.deal}: team 0 +${deal.points[0]}, team 1 +${deal.points[1]}` + (deal.scores ? ` \u2192 ${deal.scores[0]}\u2013${deal.scores[1]}` : "");
+    return el("div", { class: "deal", dataset: { deal: String(deal.deal) } }, el("h3", {}, head), el("ul", {}, ...items));
+  }));
+}
+
+function drawResult(state) {
+  const box = $("result");
+  if (!state.over || state.mode === "replay" && state.step < state.steps) { box.hidden = true; return; }
+  const r = state.result;
+  let text = `Match over: team ${r.winner} wins, ${r.scores[0]} to ${r.scores[1]}.`;
+  if (state.mode === "play") text += r.winner === state.person % 2 ? " Your team wins!" : " Your team loses.";
+  $("result-text").textContent = text;
+  $("download-log").href = `/api/matches/${state.id}/log`;
+  $("replay-this").hidden = state.mode === "replay";
+  box.hidden = false;
+  setStatus("");
+}
+
+/* ------------------------------------------------------------------ actions and the bots' pace */
+
+async function act(action) {
+  const state = ui.state;
+  if (ui.busy || !state || !yourTurn(state)) return;
+  ui.busy = true;
+  try {
+    const next = await api("POST", `/api/matches/${state.id}/act`, { action, step: state.step, since: ui.eventCount });
+    ui.busy = false;
+    showMessage("");
+    $("hint-text").replaceChildren();
+    receive(next);
+  } catch (error) {
+    ui.busy = false;
+    showMessage(`Not accepted: ${error.message}`);
+    if (error.status === 409) refreshView(); // (the match moved on, e.g. in another tab)
+  }
+}
+
+function pace() {
+  return Number($("speed").value);
+}
+
+/* After each state: ask for the next bot move, after a pause that lets a person follow it. */
+function schedule() {
+  clearTimeout(ui.timer);
+  const state = ui.state;
+  if (!state || state.over || state.mode === "replay" || yourTurn(state) || ui.busy) return;
+  if (state.mode === "watch" && ui.paused) return;
+  let delay = pace();
+  const last = state.narration.length ? state.narration[state.narration.length - 1] : "";
+  if (/scored|kick|trump/.test(last) || state.table.last_trick && state.table.trick.length === 0) delay *= 1.6;
+  ui.timer = setTimeout(advance, delay);
+}
+
+async function advance() {
+  const state = ui.state;
+  if (ui.busy || !state || state.over || state.mode === "replay") return;
+  ui.busy = true;
+  const started = performance.now();
+  try {
+    const body = { step: state.step, since: ui.eventCount };
+    if (state.mode === "watch") Object.assign(body, { seat: Number($("view-seat").value), open: $("view-open").checked });
+    const next = await api("POST", `/api/matches/${state.id}/advance`, body);
+    ui.busy = false;
+    receive(next);
+    window.allfoursTimes.push({ think_ms: next.move.think_ms, server_ms: next.server_ms, shown_ms: performance.now() - started });
+  } catch (error) {
+    ui.busy = false;
+    showMessage(`The server refused the next move: ${error.message}`);
+    if (error.status === 409) refreshView();
+  }
+}
+
+function togglePause() {
+  ui.paused = !ui.paused;
+  $("pause").textContent = ui.paused ? "Resume" : "Pause";
+  if (!ui.paused) schedule(); else clearTimeout(ui.timer);
+}
+
+function stopTimers() {
+  clearTimeout(ui.timer);
+  clearInterval(ui.replayTimer);
+  ui.replayTimer = null;
+  $("replay-play").textContent = "Play";
+}
+
+/* The state again (another view, or after a request was refused because the match moved on). */
+async function refreshView() {
+  const state = ui.state;
+  if (!state || ui.busy) return; // (a move in flight brings the new view with it)
+  const query = new URLSearchParams({ since: String(ui.eventCount) });
+  if (state.mode !== "play") {
+    query.set("seat", $("view-seat").value);
+    query.set("open", $("view-open").checked ? "1" : "0");
+  }
+  if (state.mode === "replay") { query.set("step", String(state.step)); query.set("since", "0"); }
+  try {
+    receive(await api("GET", `/api/matches/${state.id}?${query}`));
+  } catch (error) {
+    showMessage(error.message);
+  }
+}
+
+/* ------------------------------------------------------------------ hints */
+
+async function askHint() {
+  const state = ui.state;
+  if (!state) return;
+  const query = new URLSearchParams();
+  if (state.mode !== "play") {
+    query.set("seat", $("view-seat").value);
+    query.set("open", $("view-open").checked ? "1" : "0");
+    if (state.mode === "replay") query.set("step", String(state.step));
+  }
+  const box = $("hint-text");
+  box.textContent = "searching\u2026";
+  try {
+    const hint = await api("GET", `/api/matches/${state.id}/hint?${query}`);
+    const rows = hint.values.map((v) => el("tr", { class: v.action === hint.search.action ? "pick" : "" },
+      el("td", {}, v.label), el("td", {}, hint.worlds ? `${(100 * v.value).toFixed(1)}%` : "only move")));
+    box.replaceChildren(
+      el("div", {}, `player_${hint.seat}: expert would play `, el("b", {}, hint.expert.label), ", search ", el("b", {}, hint.search.label)),
+      el("div", { class: "note" }, hint.worlds ? `chance to win the match after each action, over ${hint.worlds} sampled deals ` +
+        `of the unseen cards (${hint.ms} ms); search keeps the expert's choice unless another beats it by more than ` +
+        `${(100 * hint.margin).toFixed(0)} in 100` : "only one legal action"),
+      el("table", { id: "hint-values" }, ...rows));
+  } catch (error) {
+    box.textContent = `No hint: ${error.message}`;
+  }
+}
+
+/* ------------------------------------------------------------------ replays */
+
+async function loadReplayFile(event) {
+  const file = event.target.files[0];
+  if (!file) return;
+  showMessage("");
+  try {
+    const text = await file.text();
+    begin(await api("POST", "/api/replays", text));
+  } catch (error) {
+    showMessage(`Cannot replay ${file.name}: ${error.message}`);
+  }
+}
+
+async function replayThis() {
+  const state = ui.state;
+  try {
+    const replay = await api("POST", `/api/matches/${state.id}/replay`);
+    setMode("replay");
+    begin(replay);
+  } catch (error) {
+    showMessage(error.message);
+  }
+}
+
+async function replayGo(step) {
+  const state = ui.state;
+  if (!state || state.mode !== "replay") return;
+  step = Math.max(0, Math.min(state.steps, step));
+  const query = new URLSearchParams({ step: String(step), seat: $("view-seat").value, open: $("view-open").checked ? "1" : "0" });
+  try {
+    receive(await api("GET", `/api/matches/${state.id}?${query}`));
+  } catch (error) {
+    showMessage(error.message);
+  }
+}
+
+function toggleReplayPlay() {
+  if (ui.replayTimer) { stopTimers(); return; }
+  $("replay-play").textContent = "Pause";
+  ui.replayTimer = setInterval(() => {
+    if (!ui.state || ui.state.step >= ui.state.steps) { stopTimers(); return; }
+    replayGo(ui.state.step + 1);
+  }, Math.max(pace(), 150));
+}
+
+document.addEventListener("DOMContentLoaded", init);
