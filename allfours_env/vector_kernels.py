@@ -72,8 +72,8 @@ TIE_NONE, TIE_NON_DEALER, TIE_DEALER = 0, 1, 2
 UNDER_ALLOWED, UNDER_UNLESS_ALL_TRUMPS, UNDER_WHEN_CAN_FOLLOW = 0, 1, 2
 
 # ev: int64 (n, capacity, 7), the events of each table's latest step (or start) in order, as
-# engine.Event fields (kind code, seat, team, points, card, suit, deal); n_ev: how many. A
-# capacity of 0 records nothing (the count still runs).
+# engine.Event fields (kind code, seat, team, points, card, suit, deal); n_ev: how many (past
+# the capacity, an overflow the caller sees). A capacity of 0 records nothing.
 (
     E_DEAL, E_KICK, E_STOOD, E_BEGGED, E_GAVE_ONE, E_RAN, E_REDEAL, E_TRUMP, E_PLAYED, E_TRICK, E_HIGH, E_LOW,
     E_JACK, E_HANG_JACK, E_GAME, E_DEAL_END, E_MATCH_END,
@@ -165,8 +165,10 @@ def shuffle(rng, t, out):
 # ---------------------------------------------------------------- dealing, kicks, runs (A3-A6)
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True)
 def _event(ev, n_ev, t, kind, seat, team, points, card, suit, deal):
+    if ev.shape[1] == 0:  # not recording: nothing to do
+        return
     i = n_ev[t]
     if i < ev.shape[1]:
         ev[t, i, 0], ev[t, i, 1], ev[t, i, 2], ev[t, i, 3] = kind, seat, team, points
