@@ -3,6 +3,8 @@ resumes exactly and reloads as a bot."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from agents.match import Decision, Match  # noqa: E402
 from allfours_env.engine import Game  # noqa: E402
 from allfours_env.rules import Rules  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
-from train.config import CONFIG_DIR, ConfigError, config_from_dict, load_config  # noqa: E402
+from train.config import CONFIG_DIR, ConfigError, TrainConfig, config_from_dict, load_config  # noqa: E402
 
 
 def test_config_errors_name_the_key(tmp_path):
@@ -43,6 +45,20 @@ def test_shipped_configs_load():
     assert load_config(CONFIG_DIR / "default.yaml").run_name == "default"
     assert load_config(CONFIG_DIR / "scratch.yaml").imitate == ""
     assert load_config(CONFIG_DIR / "quick.yaml").total_steps <= 20_000
+
+
+def test_default_yaml_is_the_one_source_of_defaults_and_the_others_state_only_changes():
+    import yaml
+
+    defaults = yaml.safe_load((CONFIG_DIR / "default.yaml").read_text())
+    assert set(defaults) == {f.name for f in dataclasses.fields(TrainConfig)}
+    for name in ("scratch.yaml", "quick.yaml"):
+        changes = yaml.safe_load((CONFIG_DIR / name).read_text())
+        assert {k: v for k, v in changes.items() if defaults[k] == v} == {}, f"{name} restates a default"
+    quick, default = load_config(CONFIG_DIR / "quick.yaml"), load_config(CONFIG_DIR / "default.yaml")
+    for option in ("policy_input", "critic_sees_hands", "horizon", "overlap_updates", "reward"):  # the smoke run is the real one, smaller
+        assert getattr(quick, option) == getattr(default, option), option
+    assert bool(quick.critic_arch) == bool(default.critic_arch) and bool(quick.imitate) == bool(default.imitate)
 
 
 def stop_at_once(*args, **kwargs):

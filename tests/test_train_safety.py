@@ -29,6 +29,7 @@ TINY = {
     "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
     "net_arch": [16], "snapshot_every": 256, "eval_every": 1_000_000, "eval_boards": 1, "eval_opponents": ["random"],
     "checkpoint_every": 256, "imitate": "", "opponents": {"self": 1.0, "random": 1.0}, "total_steps": 512,
+    "critic_arch": [], "critic_sees_hands": False, "overlap_updates": False,  # small and synchronous: steps 256, 512
 }  # fmt: skip
 LONG_STEPS = 10_000_000
 
@@ -162,7 +163,7 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
     saved = (run / "config.yaml").read_bytes()
     other = tiny_config(tmp_path, learning_rate=0.1)
     cases = [
-        (args(other, tmp_path, "--resume"), "differs in learning_rate (run: 0.0003, given: 0.1)"),
+        (args(other, tmp_path, "--resume"), "differs in learning_rate (run: 3e-05, given: 0.1)"),
         (args(finished_run[1], tmp_path, "--resume", "--seed", "5"), "differs in seed (run: 0, given: 5)"),
         (args(tiny_config(tmp_path, total_steps=9), tmp_path, "--resume"), "--total-steps 9 to"),
         (resume(tmp_path, 300), "at step 512 already"),

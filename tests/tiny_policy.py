@@ -14,7 +14,7 @@ def save_tiny_checkpoint(path: Path) -> Path:
 
     config = config_from_dict(
         {"run_name": "tiny", "output_dir": str(path.parent), "n_envs": 1, "net_arch": TINY_NET, "imitate": "",
-         "n_steps": 64, "batch_size": 64}
+         "n_steps": 64, "batch_size": 64, "critic_arch": [], "critic_sees_hands": False}
     )  # fmt: skip
     model = new_model(config, make_vec_env(config))
     model.save(path)

@@ -11,7 +11,7 @@ import math
 import os
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,49 +38,51 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """Every option of a run. Their defaults, and what each means, are in configs/default.yaml:
+    the one place they are written; any other config file states only what it changes."""
+
     # run
-    run_name: str = "default"
-    output_dir: str = "runs"
-    seed: int = 0
-    total_steps: int = 2_000_000
-    n_envs: int = 256  # tables of the vector engine, stepped together in this process (SB3's "envs")
-    # game: rule variants (docs/rules.md table A0) and the learner's reward
-    rules: dict[str, Any] = field(default_factory=dict)
-    reward: str = "points"  # "points": own minus other team's points per step; "match": +-1 at the end
-    horizon: str = "match"  # the learner's episode for returns: "match", or "deal" (points rewards only)
+    run_name: str
+    output_dir: str
+    seed: int
+    total_steps: int
+    n_envs: int
+    # game
+    rules: dict[str, Any]
+    reward: str
+    horizon: str
     # PPO (sb3-contrib MaskablePPO)
-    learning_rate: float = 3e-4
-    n_steps: int = 64  # per table: a rollout is n_envs * n_steps learner decisions
-    batch_size: int = 4096
-    n_epochs: int = 4
-    overlap_updates: bool = False  # collect the next rollout on a second thread during the update (train/overlap.py)
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # the actor's trunk (shared with the critic unless critic_arch)
-    # the policy input: "advised" (the compact input and the expert's advice, layout 3) or "compact" (layout 2)
-    policy_input: str = "advised"
-    critic_arch: list[int] = field(default_factory=list)  # a trunk of the critic's own; empty: the actor's, shared
-    critic_sees_hands: bool = False  # the critic (with critic_arch) also reads the other seats' hands (train/network.py)
-    # opponents: sampling weights; "self" = the current policy, "snapshot" = a frozen earlier one,
-    # any other key is a bot name for agents.make
-    opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.4, "snapshot": 0.2, "rule_based": 0.3, "random": 0.1})
-    snapshot_every: int = 100_000
-    max_snapshots: int = 10
-    # warm start: behaviour cloning of a bot before PPO ("" = none); see train/imitation.py
-    imitate: str = "expert"
-    imitation_steps: int = 200_000
-    imitation_epochs: int = 4
-    imitation_learning_rate: float = 1e-3
+    learning_rate: float
+    n_steps: int
+    batch_size: int
+    n_epochs: int
+    overlap_updates: bool
+    gamma: float
+    gae_lambda: float
+    clip_range: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    # networks
+    policy_input: str
+    net_arch: list[int]
+    critic_arch: list[int]
+    critic_sees_hands: bool
+    # opponents
+    opponents: dict[str, float]
+    snapshot_every: int
+    max_snapshots: int
+    # warm start
+    imitate: str
+    imitation_steps: int
+    imitation_epochs: int
+    imitation_learning_rate: float
     # evaluation and checkpoints
-    eval_every: int = 100_000
-    eval_boards: int = 100
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "rule_based"])
-    checkpoint_every: int = 50_000
-    checkpoint_minutes: float = 5.0  # a checkpoint also at least this often (and after the warm start)
+    eval_every: int
+    eval_boards: int
+    eval_opponents: list[str]
+    checkpoint_every: int
+    checkpoint_minutes: float
 
     def __post_init__(self) -> None:
         check_common(self)
@@ -253,7 +255,8 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
 
 
 def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
-    """Read a YAML config and apply overrides (None values are ignored)."""
+    """Read a YAML config (the options it changes from configs/default.yaml) and apply overrides
+    (None values are ignored)."""
     return read_config(TrainConfig, path, f"the shipped ones are in {CONFIG_DIR}", **overrides)
 
 
@@ -263,7 +266,12 @@ Config = TypeVar("Config")
 def read_config(cls: type[Config], path: str | Path, shipped: str, **overrides: Any) -> Config:
     """A config of dataclass ``cls`` from the YAML file ``path`` and overrides (None values are
     ignored); ``shipped`` says where the shipped configs are, for the error of a missing file."""
-    path = Path(path)
+    data = _read_yaml(Path(path), shipped)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return config_from_dict(data, source=str(path), cls=cls)
+
+
+def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"no config file at {path}; {shipped}")
     try:
@@ -274,24 +282,34 @@ def read_config(cls: type[Config], path: str | Path, shipped: str, **overrides: 
         raise ConfigError(f"{path} is empty; a config lists option: value lines ({shipped})")
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping of option: value, got {type(data).__name__}")
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return config_from_dict(data, source=str(path), cls=cls)
+    return data
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig) -> Config:
+    """A config of ``cls`` from the options ``data`` changes: for TrainConfig, from the values of
+    configs/default.yaml; other config classes have defaults of their own."""
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown option(s) {unknown}; known options: {sorted(known)}")
+    if cls is TrainConfig:
+        data = {**default_options(), **data}
     try:
         return cls(**data)
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
 
 
+def default_options() -> dict[str, Any]:
+    """Every option's default: configs/default.yaml, which must name each one."""
+    defaults = _read_yaml(DEFAULT_CONFIG, "it ships with the project")
+    missing = sorted({f.name for f in dataclasses.fields(TrainConfig)} - set(defaults))
+    if missing:
+        raise ConfigError(f"{DEFAULT_CONFIG} must give every option its default; missing {missing}")
+    return defaults
+
+
 def run_folder(run_name: str | None, output_dir: str | None) -> Path:
     """The folder of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
-    defaults = yaml.safe_load(DEFAULT_CONFIG.read_text()) if DEFAULT_CONFIG.is_file() else {}
-    run_name = run_name or defaults.get("run_name", TrainConfig.run_name)
-    output_dir = output_dir or defaults.get("output_dir", TrainConfig.output_dir)
-    return Path(output_dir) / run_name
+    defaults = default_options()
+    return Path(output_dir or defaults["output_dir"]) / (run_name or defaults["run_name"])
