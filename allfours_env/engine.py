@@ -305,13 +305,13 @@ class Game:
             raise IllegalActionError(self._illegal_message(action, legal))
         core = self._core
         self._legal = -1
-        if core.decks_left(0) or not self._may_start_a_deal(action):
+        if core._n_given[0] > self._st[k.NEXT_DECK] or not self._may_start_a_deal(action):  # a deck waits
             self._apply(action)
             return
         # A deal may begin: it must take the generator's next deck, drawn only if it does begin.
         saved, logged = core.get_state(), len(self.events)
         self._apply(action)
-        if core.decks_left(0) >= 0:
+        if core._n_given[0] >= self._st[k.NEXT_DECK]:  # the deal, if one began, took a given deck
             return
         core.set_state(saved)  # it began with no deck given: undo, and do it again with the generator's
         del self.events[logged:]

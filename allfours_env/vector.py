@@ -205,9 +205,16 @@ class VectorGame:
         self._given[table, count] = deck
         self._n_given[table] = count + 1
 
-    def decks_left(self, table: int) -> int:
-        """Given decks that ``table``'s later deals have not taken yet."""
-        return int(self._n_given[table] - self._st[table, k.NEXT_DECK])
+    def decks_waiting(self) -> np.ndarray:
+        """int64 (n,): the given decks each table's later deals have not taken yet (-1: a deal
+        began with none given, and took one from the table's stream)."""
+        return self._n_given - self._st[:, k.NEXT_DECK]
+
+    def event_buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' event buffers, read only: ``ev`` int64 (n, capacity, 7) (kind code in
+        ``actions.EVENT_KINDS``, seat, team, points, card, suit, deal) and ``n_ev`` (n,), the
+        events of each table's latest step (see :meth:`events`); for batched tallies."""
+        return self._ev, self._n_ev
 
     _STATE_ARRAYS = ("_st", "_bs", "_deck", "_trick_no", "_given", "_n_given", "_rng")
 

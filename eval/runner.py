@@ -1,9 +1,9 @@
 """Run the boards of every pair, in-process or on worker processes, results in board order.
 
-Work is cut into tasks of consecutive boards of one pair. Each worker builds its bots once
-(two instances per bot, one per seat of its team) and reuses them, resetting them with the
-board's seeds before every match; results are put back in (pair, board) order, so they do not
-depend on the number of workers or on the order in which tasks finish.
+Work is cut into tasks of consecutive boards of one pair; a task's boards are played at once,
+as tables of the vector engine (:mod:`eval.batch`), every bot instance reset with its board's
+seeds, and results are put back in (pair, board) order, so they do not depend on the number of
+workers or on the order in which tasks finish.
 """
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from agents import Bot
 from allfours_env.rules import Rules
 
+from .batch import play_boards
 from .boards import make_board
 from .bots import BotFactory
-from .play import BoardRecord, play_board
+from .play import BoardRecord
 from .processes import bind_to_parent
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task
-SEATS_PER_TEAM = 2
 
 Task = tuple[int, int, int]  # (pair index, first board, end board)
 
 
 class _Player:
-    """Plays tasks with bots built on first use and kept for later tasks."""
+    """Plays tasks, each a run of boards at once (:func:`eval.batch.play_boards`); a batch bot's
+    one instance is kept for later tasks."""
 
     def __init__(
         self, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
@@ -39,21 +40,13 @@ class _Player:
         self.pairs = pairs
         self.rules = rules
         self.episode = episode
-        self.bots: dict[int, list[Bot]] = {}
-
-    def _team(self, bot: int) -> list[Bot]:
-        if bot not in self.bots:
-            self.bots[bot] = [self.factories[bot]() for _ in range(SEATS_PER_TEAM)]
-        return self.bots[bot]
+        self.shared: dict[int, Bot] = {}
 
     def play(self, task: Task) -> list[BoardRecord]:
         pair, start, end = task
         a, b = self.pairs[pair]
-        a_bots, b_bots = self._team(a), self._team(b)
-        return [
-            play_board(make_board(board, self.rules), a_bots, b_bots, self.rules, self.episode)
-            for board in range(start, end)
-        ]
+        boards = [make_board(board, self.rules) for board in range(start, end)]
+        return play_boards(boards, self.factories[a], self.factories[b], self.rules, self.episode, self.shared)
 
 
 _worker: _Player | None = None  # the player of a worker process
