@@ -11,7 +11,7 @@ one-match :class:`~allfours_env.engine.Game` fed by the same generator), and eve
 go to ``on_events`` (the buffers of :meth:`VectorGame.event_buffers`) for the caller to tally.
 
 Evaluation plays its boards through an arena (:mod:`eval.runner`); what a table's bots see and do
-is the same as in :class:`agents.match.Match`, so results do not depend on which loop played them.
+is the same as in :class:`allfours_env.match.Match`, so results do not depend on which loop played them.
 """
 
 from __future__ import annotations

@@ -14,22 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-Observation = dict[str, np.ndarray]
+from allfours_env.match import Bot, Observation  # the protocol, where the match loop lives
 
-
-@runtime_checkable
-class Bot(Protocol):
-    name: str
-
-    def reset(self, seed: int | None = None) -> None:
-        """A match starts; ``seed`` makes any randomness of the bot reproducible."""
-
-    def act(self, observation: Observation) -> int:
-        """The action id (0..55) to take; it must be legal under ``observation["action_mask"]``."""
+__all__ = ["Bot", "Observation", "SeededBot", "known_bots", "legal_actions", "make", "register", "single_agent_env"]
 
 
 class SeededBot:
@@ -102,6 +93,15 @@ def make(spec: str) -> Bot:
         f"unknown bot {spec!r}; known bots: {', '.join(names)} (options as NAME:KEY=VALUE,...), "
         "or a path to a policy .zip or .npz"
     )
+
+
+def single_agent_env(opponents: Any, **kwargs: Any) -> Any:
+    """:func:`allfours_env.single_agent_env` with bots named as :func:`make` takes them
+    (``"rule_based"``, ``"search:worlds=16"``, a policy file; each seat its own instance),
+    besides bot instances and functions ``rng -> bot``; every keyword argument is the env's."""
+    from allfours_env.single import SingleAgentEnv
+
+    return SingleAgentEnv(opponents, make_bot=make, **kwargs)
 
 
 def parse_options(spec: str, text: str) -> dict[str, int | float | bool | str]:

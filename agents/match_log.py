@@ -16,7 +16,7 @@ the end with ``result``. A log that does not replay (an illegal action, a missin
 a result that differs, a field of the wrong type) is a :class:`MatchLogError` that says what was
 wrong, so a tampered log is refused, never half-shown.
 
-Writers: :class:`Recorder` is an ``on_event`` hook of :class:`agents.match.Match` that keeps each
+Writers: :class:`Recorder` is an ``on_event`` hook of :class:`allfours_env.match.Match` that keeps each
 deal's deck and every action as the match is played (``python -m agents.play --log``, ``python -m
 eval --logs``, the web server). Readers: :func:`loads` / :func:`read`; :class:`Replay` gives the
 game at any step, forwards or backwards (the web page's replay).
@@ -175,7 +175,7 @@ def _short(value: Any) -> str:
 
 
 class Recorder:
-    """An ``on_event`` hook for :class:`agents.match.Match` that keeps what a log needs.
+    """An ``on_event`` hook for :class:`allfours_env.match.Match` that keeps what a log needs.
 
     Build it on the game before the Match (which reports the first deal's events at once), pass
     it as ``on_event``; ``then`` is another hook it forwards every event to (a narrator). Each

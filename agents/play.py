@@ -15,7 +15,7 @@ dealer, every action: :mod:`agents.match_log`, docs/match_log.md) when the match
 leave, which ``python -m agents.web`` replays move by move.
 
 The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only; the match
-runs the shared loop, :class:`agents.match.Match`. :func:`play` and :func:`watch` take the input
+runs the shared loop, :class:`allfours_env.match.Match`. :func:`play` and :func:`watch` take the input
 and output callables, so tests drive a match with scripted lines.
 """
 
@@ -35,13 +35,13 @@ import numpy as np
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, card_text, decode, parse_card
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import AWARD_KINDS, DEAL, DEAL_END, Event, Game
+from allfours_env.match import Decision, Match
 from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
 from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
 
 from .base import Bot, known_bots, make
 from .builtin import PRETRAINED
-from .match import Decision, Match
 from .match_log import Recorder, check_log_path, write
 
 InputFn = Callable[[str], str]

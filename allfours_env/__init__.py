@@ -3,7 +3,7 @@
 >>> import allfours_env
 >>> env = allfours_env.env()            # rule variants as keyword arguments (docs/rules.md table A0)
 >>> env.reset(seed=0)
->>> single = allfours_env.single_agent_env(opponents="rule_based")   # Gymnasium, one team vs bots
+>>> single = agents.single_agent_env(opponents="rule_based")   # Gymnasium, one team vs bots (import agents)
 
 ``allfours_env.vector.VectorGame`` plays many matches at once (imported on demand: it loads numba).
 """

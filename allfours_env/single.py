@@ -1,19 +1,20 @@
 """All Fours as a single-agent Gymnasium env: one seat, or one team, against bots.
 
->>> import allfours_env
->>> env = allfours_env.single_agent_env(opponents="rule_based", reward="points", target_score=7)
+>>> import agents
+>>> env = agents.single_agent_env(opponents="rule_based", reward="points", target_score=7)
 >>> obs, info = env.reset(seed=0)
 >>> obs, reward, terminated, truncated, info = env.step(int(env.action_masks().nonzero()[0][0]))
 
 The learner plays team ``team`` (0: seats 0 and 2, 1: seats 1 and 3; None: drawn at every reset
 from the env's seeded generator), both seats with one policy, or only seat ``team`` when a
 ``partner`` bot plays the other. ``opponents`` play the other team. Each ``step`` applies the
-learner's action, then the bots play (through the shared match loop, :mod:`agents.match`)
+learner's action, then the bots play (through the shared match loop, :mod:`allfours_env.match`)
 until a learner seat must decide or the episode is over.
 
-Opponents and partner: a bot name for :func:`agents.make` (``"random"``, ``"rule_based"``,
-``"expert"``, ``"pretrained"``, a policy ``.zip``/``.npz``; each seat gets its own instance), a
-bot instance (it plays both opponent seats), a function ``rng -> bot`` called with the env's
+Opponents and partner: a bot instance (it plays both opponent seats), a bot name (``"random"``,
+``"rule_based"``, ``"expert"``, ``"pretrained"``, a policy ``.zip``/``.npz``: each seat gets its
+own instance; names are the bots package's, so name them through ``agents.single_agent_env``,
+which passes ``make_bot=agents.make``), a function ``rng -> bot`` called with the env's
 generator at every reset (e.g. an opponent pool; the bot plays both opponent seats), or, for
 ``opponents``, a pair of any of these: the lower opponent seat first. Every bot is reset with a
 seed drawn from the env's generator at every reset, so ``reset(seed=...)`` replays an episode.
@@ -51,6 +52,7 @@ import numpy as np
 from .cards import N_SEATS
 from .engine import EPISODES, N_ACTIONS, Event, Game, check_seed, check_start
 from .env import RESET_OPTIONS
+from .match import Bot, Match
 from .observation import observation_high
 from .rewards import REWARD_MODES, event_reward
 from .rules import Rules
@@ -72,12 +74,15 @@ def single_agent_env(opponents: Any, **kwargs: Any) -> SingleAgentEnv:
     return SingleAgentEnv(opponents, **kwargs)
 
 
-def _seat_bots(source: Any, seats: int, what: str) -> BotsDraw:
+def _seat_bots(source: Any, seats: int, what: str, make_bot: Callable[[str], Bot] | None) -> BotsDraw:
     """The bots of ``seats`` seats for one ``source`` (see the module docstring); bad sources raise now."""
     if isinstance(source, str):
-        from agents import make  # lazy: allfours_env does not depend on agents
-
-        bots = [make(source) for _ in range(seats)]  # an unknown name raises ValueError here
+        if make_bot is None:  # allfours_env knows the bot protocol, not the bots
+            raise TypeError(
+                f"{what}: the bot name {source!r} needs the bots package: agents.single_agent_env(...) takes names, "
+                "or pass a bot instance (agents.make(name))"
+            )
+        bots = [make_bot(source) for _ in range(seats)]  # an unknown name raises ValueError here
         return lambda rng: bots
     if isinstance(source, type):
         raise TypeError(f"{what}: give a bot name, a bot instance or a function rng -> bot, not the class {source!r}")
@@ -102,6 +107,7 @@ class SingleAgentEnv(gym.Env):
         reward: str = "match",
         episode: str = "match",
         illegal: str = "raise",
+        make_bot: Callable[[str], Bot] | None = None,
         **rules: Any,
     ) -> None:
         for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES),
@@ -117,15 +123,15 @@ class SingleAgentEnv(gym.Env):
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != N_TEAMS:
                 raise ValueError(f"opponents: one bot source, or a pair (one per opponent seat), got {len(opponents)}")
-            draws = [_seat_bots(source, 1, f"opponents[{i}]") for i, source in enumerate(opponents)]
+            draws = [_seat_bots(source, 1, f"opponents[{i}]", make_bot) for i, source in enumerate(opponents)]
             self._draw_opponents: BotsDraw = lambda rng: [draw(rng)[0] for draw in draws]
         else:
-            self._draw_opponents = _seat_bots(opponents, N_TEAMS, "opponents")
-        self._draw_partner: BotsDraw = (lambda rng: []) if partner is None else _seat_bots(partner, 1, "partner")
+            self._draw_opponents = _seat_bots(opponents, N_TEAMS, "opponents", make_bot)
+        self._draw_partner: BotsDraw = (lambda rng: []) if partner is None else _seat_bots(partner, 1, "partner", make_bot)
         self.observation_space = gym.spaces.Box(0.0, observation_high(self.rules), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.team = 0
-        self.match = None  # an agents.match.Match once reset
+        self.match: Match | None = None  # once reset
         self._pending = 0  # reward gathered since the learner's last step (points, or +-1)
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._over = True
@@ -147,7 +153,6 @@ class SingleAgentEnv(gym.Env):
         # Checked before reseeding or drawing: a reset that fails leaves the generator as it was.
         check_start(self.rules, options.get("decks"), options.get("dealer"), options.get("scores"))
         super().reset(seed=seed)
-        from agents.match import Match  # lazy: allfours_env does not depend on agents
 
         rng = self.np_random
         team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
@@ -208,7 +213,6 @@ class SingleAgentEnv(gym.Env):
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
-        from agents.match import Match
 
         for name in STATE_FIELDS:
             setattr(self, name, state[name])

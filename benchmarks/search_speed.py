@@ -4,7 +4,7 @@
     python benchmarks/search_speed.py --worlds 32 64 [--matches 6]
 
 Plays ``--matches`` whole matches of each bot spec (seats 0 and 2) against ``expert`` (seats 1
-and 3) through the project's match loop (:class:`agents.match.Match`), decks from seeds 0, 1,
+and 3) through the project's match loop (:class:`allfours_env.match.Match`), decks from seeds 0, 1,
 ..., and times every ``act`` of the searching seats: the mean, the 95th and 99th percentiles and
 the maximum of those with more than one legal action (a forced move is answered at once).
 ``--spec`` takes any bot specs (``search``, ``search:ms=0``, ``search:worlds=32,ms=40``);
@@ -29,7 +29,7 @@ import numpy as np
 
 import agents
 from agents.base import Observation
-from agents.match import Match
+from allfours_env.match import Match
 from allfours_env.engine import Game
 from allfours_env.rules import Rules
 

@@ -40,9 +40,9 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import SubprocVecEnv
 
+from agents import single_agent_env
 from agents.features import INPUT_SIZE, policy_input
 from agents.policy import PolicyBot, weights_from_policy
-from allfours_env import single_agent_env
 from train.config import DEFAULT_CONFIG, TrainConfig, load_config
 from train.run import make_vec_env, new_model
 

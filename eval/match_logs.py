@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.match import Match
+from allfours_env.match import Match
 from agents.match_log import Recorder, write
 from allfours_env.cards import N_SEATS
 

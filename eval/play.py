@@ -1,6 +1,6 @@
 """Play one board (two matches, or two deal episodes, with the teams swapped) and record it.
 
-Each match runs the shared match loop (:class:`agents.match.Match`): at each decision the seat
+Each match runs the shared match loop (:class:`allfours_env.match.Match`): at each decision the seat
 to act gets exactly what the env's ``observe`` returns and nothing else. What the record needs
 is read from the engine's event log once the match is over. :func:`play_board` is public
 (``eval.play_board``): its hooks see every decision and every event of both matches, for
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents import Bot
-from agents.match import DecisionHook, EventHook, Match
+from allfours_env.match import DecisionHook, EventHook, Match
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import AWARD_KINDS, BEGGED, GAVE_ONE, RAN, STOOD, Game
 from allfours_env.rules import DEFAULT_RULES, Rules
@@ -138,8 +138,8 @@ def play_board(
 
     ``a_bots``/``b_bots`` hold one bot per seat of the team (partners 0 and 1); every bot is
     reset with the board's seed for its seat before the match starts. ``episode``: "match" or
-    "deal". The hooks see both matches: ``on_decision`` every :class:`agents.match.Decision`,
-    ``on_event`` every event of the engine's log (see :mod:`agents.match`).
+    "deal". The hooks see both matches: ``on_decision`` every :class:`allfours_env.match.Decision`,
+    ``on_event`` every event of the engine's log (see :mod:`allfours_env.match`).
     """
     if not isinstance(board, Board):
         board = make_board(board, rules)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import allfours_env
-from allfours_env import Rules, SingleAgentEnv, raw_env, single_agent_env
+from agents import single_agent_env
+from allfours_env import Rules, SingleAgentEnv, raw_env
 from allfours_env.rules import MAX_POINTS
 from allfours_env.vector import VectorGame
 

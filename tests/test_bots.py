@@ -7,7 +7,7 @@ import pytest
 
 from agents import known_bots, make
 from agents.hand_reading import game_value, read_trick, trick_winner, unseen, voids
-from agents.match import Decision, Match
+from allfours_env.match import Decision, Match
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, decode, parse_card
 from allfours_env.cards import FULL_DECK, SUIT_MASK, bits_of
 from allfours_env.engine import PLAY, Game

@@ -1,4 +1,4 @@
-"""The shared match loop (agents/match.py): hooks, seats played from outside, illegal bot actions."""
+"""The shared match loop (allfours_env/match.py): hooks, seats played from outside, illegal bot actions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.match import Decision, Match
+from allfours_env.match import Decision, Match
 from allfours_env.engine import Game
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules

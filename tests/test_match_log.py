@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.match import Match
+from allfours_env.match import Match
 from agents.match_log import (
     FORMAT,
     MAX_LOG_BYTES,

@@ -21,7 +21,7 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402
 
 import agents  # noqa: E402
 from agents.features import policy_input  # noqa: E402
-from agents.match import Match  # noqa: E402
+from allfours_env.match import Match  # noqa: E402
 from agents.policy import OBS_LAYOUT, PolicyBot, load_weights  # noqa: E402
 from allfours_env.engine import AWARD_KINDS, Game  # noqa: E402
 from allfours_env.observation import encode_with_mask  # noqa: E402

@@ -12,7 +12,8 @@ from gymnasium.utils.env_checker import check_env
 
 import agents
 import allfours_env
-from allfours_env import OBS_SIZE, SingleAgentEnv, parse_card, single_agent_env
+from agents import single_agent_env
+from allfours_env import OBS_SIZE, SingleAgentEnv, parse_card
 from allfours_env.engine import AWARD_KINDS, PLAYED
 from allfours_env.observation import encode
 from allfours_env.single import ILLEGAL_REWARD

@@ -12,7 +12,7 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
-from agents.match import Decision, Match  # noqa: E402
+from allfours_env.match import Decision, Match  # noqa: E402
 from allfours_env.engine import Game  # noqa: E402
 from allfours_env.rules import Rules  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.match import Match
+from allfours_env.match import Match
 from agents.match_log import MatchLog, Recorder, Replay, loads, write
 from allfours_env.cards import N_SEATS, card_text
 from allfours_env.engine import Game

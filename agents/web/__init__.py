@@ -8,7 +8,7 @@ otherwise)::
 
 Policy files named on the command line can be seated by the page; the page itself can never make
 the server load a file. The server (Starlette, run by uvicorn) holds every match: the engine, the
-bots (driven through the shared match loop, :class:`agents.match.Match`) and the match log
+bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match log
 (:mod:`agents.match_log`). The page is plain HTML, CSS and JavaScript (``static/``) and sends only
 actions; each is checked by the engine like a bot's. In play mode every response is built from
 the person's observation (:func:`allfours_env.decode`): no other seat's hidden cards ever reach

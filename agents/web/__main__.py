@@ -32,8 +32,8 @@ def warm_up() -> None:
     import numpy as np
 
     from agents import make
-    from agents.match import Match
     from allfours_env.engine import Game
+    from allfours_env.match import Match
 
     game = Game(rng=np.random.default_rng(0))
     observation = Match(game, [None] * 4).observe(game.current)

@@ -1,7 +1,7 @@
 """The matches the server holds: played, watched or replayed, each under an unguessable id.
 
 A :class:`LiveMatch` owns the engine (:class:`allfours_env.engine.Game`) and the bots, driven
-through the shared match loop (:class:`agents.match.Match`) with a :class:`agents.match_log.Recorder`
+through the shared match loop (:class:`allfours_env.match.Match`) with a :class:`agents.match_log.Recorder`
 as its event hook, so every match can be saved as a log. The page sends only actions: the
 person's action goes to the engine like any bot's (an illegal one is refused and changes nothing);
 a bot's move is made on request, one at a time, so the page shows them at its own pace. A
@@ -26,11 +26,11 @@ import numpy as np
 
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import DEAL_OVER, Game, IllegalActionError
+from allfours_env.match import Match
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 
 from ..base import Bot
-from ..match import Match
 from ..match_log import MatchLog, Recorder, Replay
 from . import views
 from .hints import Hinter

@@ -1,8 +1,9 @@
 """The match loop: ask the seat's bot, step the engine, report what happened.
 
-Every place that lets bots play drives the engine through :class:`Match`: evaluation
-(:mod:`eval.play`), terminal play and watching (:mod:`agents.play`), the single-agent env
-(:mod:`allfours_env.single`, and through it training), the notebooks and the tests. At each
+Every place that lets bots play one match drives the engine through :class:`Match`: terminal
+play and watching (:mod:`agents.play`), the web page, the single-agent env
+(:mod:`allfours_env.single`), :func:`eval.play_board`, the notebooks and the tests (many matches
+at once go through :mod:`agents.arena`, which gives bots the same observations). At each
 decision the seat to act gets exactly what the env's ``observe`` returns,
 ``{"observation": ..., "action_mask": ...}``, and nothing else.
 
@@ -21,13 +22,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
-from allfours_env.cards import N_SEATS
-from allfours_env.engine import DEAL_OVER, Event, Game
-from allfours_env.observation import encode_with_mask
+import numpy as np
 
-from .base import Bot, Observation
+from .actions import DEAL_OVER, Event
+from .cards import N_SEATS
+from .engine import Game
+from .observation import encode_with_mask
+
+Observation = dict[str, np.ndarray]  # what env.observe(agent) returns: {"observation", "action_mask"}
+
+
+@runtime_checkable
+class Bot(Protocol):
+    """What plays a seat (the bots of :mod:`agents`, or yours): ``reset(seed)`` as a match starts,
+    ``act(observation) -> action id``, legal under ``observation["action_mask"]``."""
+
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """A match starts; ``seed`` makes any randomness of the bot reproducible."""
+
+    def act(self, observation: Observation) -> int:
+        """The action id (0..55) to take; it must be legal under ``observation["action_mask"]``."""
 
 
 class Decision(NamedTuple):
