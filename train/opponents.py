@@ -8,9 +8,9 @@ and, for a snapshot, which one. Snapshots have ids that never change, so a table
 the snapshot it drew even after newer ones push it out of the pool.
 
 Networks act in batches (:meth:`OpponentPool.act`): every table whose opponent is the same
-network goes through one forward pass, in torch on the trainer's single thread, and samples its
-action from the masked softmax with :func:`agents.policy.choose`, as a non-deterministic
-:class:`agents.policy.PolicyBot` with the same weights and draws would.
+network goes through one forward pass (:class:`agents.policy.PolicyBot`'s, in numpy) and samples
+its action from the masked softmax with :func:`agents.policy.choose`, as a non-deterministic
+PolicyBot with the same weights and draws would.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import torch
 
 import agents
-from agents.policy import ACTIVATION_KEY, ADVISED_LAYOUT, COMPACT_LAYOUT, Weights, batch_inputs, check_weights, choose
+from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
 
 from .config import SELF, SNAPSHOT
 from .state_file import like
@@ -32,26 +31,19 @@ class Opponent(NamedTuple):
     snapshot: int = -1  # the snapshot's id, for SNAPSHOT
 
 
-class TorchActor:
-    """An exported actor (numpy weights) as torch layers, for batched forward passes."""
+class Network:
+    """An exported actor in the pool: the weights (kept for checkpoints) and the policy that runs
+    them (:class:`agents.policy.PolicyBot`'s forward pass, the one the project has)."""
 
     def __init__(self, weights: Weights):
-        self.layout = check_weights(weights, "the opponent pool")
-        if self.layout not in (COMPACT_LAYOUT, ADVISED_LAYOUT):
-            raise ValueError("the opponent pool plays policies of the compact or advised input layouts")
         self.weights = weights
-        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
-        names = [*(str(i) for i in range(n_hidden)), "_out"]
-        self.layers = [(torch.from_numpy(np.array(weights[f"w{i}"])), torch.from_numpy(np.array(weights[f"b{i}"]))) for i in names]
-        self.activation = torch.relu if str(weights[ACTIVATION_KEY]) == "relu" else torch.tanh
+        self.policy = PolicyBot(weights, name="the opponent pool")
+        if self.policy.layout not in (COMPACT_LAYOUT, ADVISED_LAYOUT):
+            raise ValueError("the opponent pool plays policies of the compact or advised input layouts")
+        self.layout = self.policy.layout
 
-    @torch.no_grad()
     def logits(self, inputs: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(inputs)
-        for w, b in self.layers[:-1]:
-            x = self.activation(x @ w + b)
-        w, b = self.layers[-1]
-        return (x @ w + b).numpy()
+        return self.policy.logits(inputs)
 
 
 class OpponentPool:
@@ -60,16 +52,16 @@ class OpponentPool:
         total = sum(weights.values())
         self.probs = np.array([weights[n] / total for n in self.names])
         self.max_snapshots = max_snapshots
-        self.current: TorchActor | None = None
-        self.snapshots: dict[int, TorchActor] = {}  # id -> network, the newest max_snapshots
-        self.retired: dict[int, TorchActor] = {}  # pushed out, but some table may still play it
+        self.current: Network | None = None
+        self.snapshots: dict[int, Network] = {}  # id -> network, the newest max_snapshots
+        self.retired: dict[int, Network] = {}  # pushed out, but some table may still play it
         self.next_id = 0
         for name in self.names:
             if name not in (SELF, SNAPSHOT):
                 agents.make(name)  # fail now, with the list of bots, not in the middle of training
 
     def update(self, current: Weights, snapshot: bool = False) -> None:
-        self.current = TorchActor(current)
+        self.current = Network(current)
         if snapshot:
             self.snapshots[self.next_id] = self.current
             self.next_id += 1
@@ -87,7 +79,7 @@ class OpponentPool:
             return Opponent(SELF)
         return Opponent(name)
 
-    def network(self, opponent: Opponent) -> TorchActor:
+    def network(self, opponent: Opponent) -> Network:
         if opponent.kind == SELF:
             if self.current is None:
                 raise RuntimeError("the pool has no policy yet: call update() with the learner's weights first")
@@ -110,9 +102,9 @@ class OpponentPool:
     def set_state(self, state: dict) -> None:
         """Continue from a :meth:`get_state`; a ValueError (or KeyError, TypeError) names what
         does not fit (each network's weights are checked as a policy file's are)."""
-        current = None if state["current"] is None else TorchActor(state["current"])
+        current = None if state["current"] is None else Network(state["current"])
         snapshots, retired = (
-            {like("snapshot id", i, 0): TorchActor(w) for i, w in state[key].items()} for key in ("snapshots", "retired")
+            {like("snapshot id", i, 0): Network(w) for i, w in state[key].items()} for key in ("snapshots", "retired")
         )
         next_id = like("next_id", state["next_id"], 0)
         if any(i >= next_id for i in [*snapshots, *retired]):
