@@ -243,12 +243,15 @@ def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndar
 
 @dataclasses.dataclass(frozen=True)
 class Searched:
-    """What one decision with a choice searched: worlds, batches, seconds in all and in the slowest batch."""
+    """What one decision with a choice searched: worlds, batches, seconds in all and in the slowest
+    batch, the legal actions and each one's mean value over the worlds (the chance to win the match)."""
 
     worlds: int
     batches: int
     seconds: float
     slowest_batch: float
+    actions: np.ndarray
+    values: np.ndarray
 
 
 def even_batch(worlds_left: int, n_actions: int) -> int:
@@ -316,8 +319,8 @@ class SearchBot(SeededBot):
             slowest = time.perf_counter() - start
         else:
             totals, done, batches, slowest = self._budgeted(position, legal, start)
-        self.last_search = Searched(done, batches, time.perf_counter() - start, slowest)
         values = totals / done
+        self.last_search = Searched(done, batches, time.perf_counter() - start, slowest, legal, values)
         best = int(np.argmax(values))
         if self.margin:
             observations, masks = observation["observation"][None], np.asarray(observation["action_mask"])[None]

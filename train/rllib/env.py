@@ -27,9 +27,9 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.features import N_FEATURES, policy_input
-from allfours_env.match import Match
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import EPISODES, N_ACTIONS, Event, Game
+from allfours_env.match import Match
 from allfours_env.observation import observation_high
 from allfours_env.rewards import REWARD_MODES, event_reward
 from allfours_env.rules import Rules

@@ -1,0 +1,131 @@
+"""Search labels (train.labels, train.label_set) and the student fitted to them (train.distil)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents.expert import expert_actions
+from agents.policy import ADVISED_LAYOUT, PolicyBot, batch_inputs, load_weights
+from agents.search import SearchBot
+from allfours_env.rules import DEFAULT_RULES
+from train import distil, label_set, labels
+
+PRETRAINED = Path(agents.__file__).parent / "pretrained" / "allfours_v1.npz"
+SETTINGS = label_set.LabelSettings(
+    count=30, worlds=4, margin=0.01, rollout="expert", player="expert", seed=7, shard_rows=12, tables=4,
+    rules=dataclasses.asdict(DEFAULT_RULES),
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("labels")
+    labels.make_labels(SETTINGS, folder, workers=1)
+    return folder
+
+
+def shards(folder: Path) -> list[dict[str, np.ndarray]]:
+    return list(label_set.iter_shards(folder))
+
+
+def test_label_set_has_the_documented_columns(made: Path) -> None:
+    got = shards(made)
+    assert [len(s["search_action"]) for s in got] == [12, 12, 6]
+    assert label_set.read_meta(made) == SETTINGS
+    for shard in got:
+        assert (shard["action_mask"].sum(axis=1) >= 2).all()
+        legal = shard["values"][shard["action_mask"]]
+        assert ((legal >= 0) & (legal <= 1)).all()
+
+
+def test_labels_are_what_search_chooses_with_the_rows_seed(made: Path) -> None:
+    for shard in shards(made):
+        for i in range(len(shard["search_action"])):
+            bot = SearchBot(worlds=SETTINGS.worlds, ms=0, margin=SETTINGS.margin)
+            bot.reset(int(shard["search_seed"][i]))
+            action = bot.act({"observation": shard["observation"][i], "action_mask": shard["action_mask"][i].view(np.int8)})
+            assert action == shard["search_action"][i]
+            values = np.full(56, np.nan, dtype=np.float32)
+            values[bot.last_search.actions] = bot.last_search.values
+            np.testing.assert_array_equal(values, shard["values"][i])
+
+
+def test_player_actions_are_the_players(made: Path) -> None:
+    for shard in shards(made):
+        np.testing.assert_array_equal(expert_actions(shard["observation"], shard["action_mask"]), shard["player_action"])
+
+
+def test_a_stopped_run_goes_on_to_the_same_labels_and_workers_change_nothing(made: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    shutil.copytree(made, again)
+    label_set.shard_path(again, 1).unlink()
+    labels.make_labels(SETTINGS, again, workers=2)  # forked workers, as a user runs it
+    for a, b in zip(shards(made), shards(again), strict=True):
+        for name in label_set.COLUMNS:
+            np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_other_settings_in_the_same_folder_are_refused(made: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(made, folder)
+    with pytest.raises(label_set.LabelSetError, match="worlds differ"):
+        labels.make_labels(dataclasses.replace(SETTINGS, worlds=8), folder, workers=1)
+
+
+def test_a_bad_shard_is_refused_with_its_name(made: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "bad"
+    shutil.copytree(made, folder)
+    columns = dict(shards(made)[0])
+    columns["values"] = np.where(columns["action_mask"], 2.0, np.nan).astype(np.float32)
+    np.savez(label_set.shard_path(folder, 0), **columns)
+    with pytest.raises(label_set.LabelSetError, match="shard_00000.npz: values are chances"):
+        shards(folder)
+    label_set.shard_path(folder, 2).unlink()
+    with pytest.raises(label_set.LabelSetError, match="1 of 3 shards missing"):
+        shards(folder)
+
+
+def test_the_player_must_answer_in_batches() -> None:
+    with pytest.raises(ValueError, match="act_batch"):
+        labels.Recorder(agents.make("rule_based"))
+
+
+def test_the_torch_actor_is_policybots_network(made: Path) -> None:
+    weights = load_weights(PRETRAINED)
+    actor = distil.Actor.from_weights(weights)
+    shard = shards(made)[0]
+    x = batch_inputs(ADVISED_LAYOUT, shard["observation"], shard["action_mask"])
+    with torch.no_grad():
+        got = actor(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, PolicyBot(weights).logits(x), rtol=1e-4, atol=1e-4)
+    back = actor.weights(ADVISED_LAYOUT)
+    for name in weights:
+        np.testing.assert_array_equal(back[name], weights[name])
+
+
+def test_distil_fits_toward_search_and_writes_a_policy(made: Path, tmp_path: Path) -> None:
+    out = tmp_path / "student.npz"
+    args = ["--labels", str(made), "--out", str(out), "--hidden", "32", "--epochs", "200", "--lr", "0.01", "--temperature", "0.001"]
+    assert distil.main([*args, "--holdout", "0"]) == 0
+    student = agents.make(str(out))  # a policy file like any other
+    for shard in shards(made):  # 30 decisions fitted 200 times: the student plays a best-valued action
+        chosen = student.act_batch(shard["observation"], shard["action_mask"])
+        values = shard["values"]
+        assert (values[np.arange(len(chosen)), chosen] == np.nanmax(values, axis=1)).mean() > 0.9
+
+
+def test_soft_targets_weigh_better_actions_more() -> None:
+    values = np.full((1, 56), np.nan, dtype=np.float32)
+    mask = np.zeros((1, 56), dtype=bool)
+    mask[0, [3, 9]] = True
+    values[0, 3], values[0, 9] = 0.50, 0.51
+    p = distil.soft_targets(values, mask, 0.01)
+    assert p[0, 9] / p[0, 3] == pytest.approx(np.e, rel=1e-4)
+    assert p[0, ~mask[0]].sum() == 0

@@ -1,0 +1,185 @@
+"""Fit a policy network to search's labels: the student of expert iteration.
+
+``python -m train.distil --labels data/labels --out student.npz [--init agents/pretrained/allfours_v1.npz]``
+reads a label set (:mod:`train.label_set`), turns each decision into the policy input of the
+chosen layout (:func:`agents.policy.batch_inputs`), and fits an actor MLP by cross-entropy toward
+the softmax of the searched values over the legal actions at ``temperature`` (a chance of the
+match: at 0.01, an action 1% likelier to win the match weighs e times more). A held-out part of
+the labels (``--holdout``) measures each epoch: how often the student plays search's action, and
+its regret, the searched value of search's best action minus that of the student's choice. The
+result is an ``.npz`` policy file for ``agents.make`` (numpy at play time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.policy import (
+    ACTIVATION_KEY,
+    ADVISED_LAYOUT,
+    LAYOUT_KEY,
+    Weights,
+    batch_inputs,
+    input_size,
+    load_weights,
+    save_weights,
+)
+
+from .label_set import iter_shards
+
+CHUNK = 4096  # rows turned into policy inputs at a time
+
+
+@dataclass
+class Labels:
+    inputs: np.ndarray  # float16 (n, input size)
+    masks: np.ndarray  # bool (n, 56)
+    values: np.ndarray  # float32 (n, 56), NaN where illegal
+    search_actions: np.ndarray  # int64 (n,)
+
+
+def read_labels(folder: Path, layout: int) -> Labels:
+    parts: list[tuple[np.ndarray, ...]] = []
+    for shard in iter_shards(folder):
+        obs, masks = shard["observation"], shard["action_mask"]
+        inputs = np.concatenate([
+            batch_inputs(layout, obs[i : i + CHUNK], masks[i : i + CHUNK]).astype(np.float16) for i in range(0, len(obs), CHUNK)
+        ])  # fmt: skip
+        parts.append((inputs, masks, shard["values"], shard["search_action"].astype(np.int64)))
+    return Labels(*(np.concatenate(column) for column in zip(*parts)))
+
+
+def soft_targets(values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
+    """Softmax of the legal actions' values at ``temperature``; 0 on illegal actions."""
+    scaled = np.where(masks, np.nan_to_num(values, nan=0.0) / temperature, -np.inf)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    p = np.exp(scaled)
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class Actor(nn.Module):
+    """The MLP of :class:`agents.policy.PolicyBot`, in torch for fitting."""
+
+    def __init__(self, inputs: int, hidden: list[int], activation: str) -> None:
+        super().__init__()
+        sizes = [inputs, *hidden]
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(sizes))
+        self.out = nn.Linear(sizes[-1], 56)
+        self.activation_name = activation
+        self.activation = nn.ReLU() if activation == "relu" else nn.Tanh()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.hidden:
+            x = self.activation(layer(x))
+        return self.out(x)
+
+    @classmethod
+    def from_weights(cls, weights: Weights) -> Actor:
+        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+        hidden = [int(weights[f"b{i}"].shape[0]) for i in range(n_hidden)]
+        actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
+        with torch.no_grad():
+            for i, layer in enumerate(actor.hidden):
+                layer.weight.copy_(torch.from_numpy(np.array(weights[f"w{i}"], dtype=np.float32).T))
+                layer.bias.copy_(torch.from_numpy(np.array(weights[f"b{i}"], dtype=np.float32)))
+            actor.out.weight.copy_(torch.from_numpy(np.array(weights["w_out"], dtype=np.float32).T))
+            actor.out.bias.copy_(torch.from_numpy(np.array(weights["b_out"], dtype=np.float32)))
+        return actor
+
+    def weights(self, layout: int) -> Weights:
+        w: Weights = {}
+        for i, layer in enumerate(self.hidden):
+            w[f"w{i}"] = layer.weight.detach().numpy().T.copy()
+            w[f"b{i}"] = layer.bias.detach().numpy().copy()
+        w["w_out"] = self.out.weight.detach().numpy().T.copy()
+        w["b_out"] = self.out.bias.detach().numpy().copy()
+        w[ACTIVATION_KEY] = np.array(self.activation_name)
+        w[LAYOUT_KEY] = np.array(layout)
+        return w
+
+
+def evaluate(actor: Actor, labels: Labels, rows: np.ndarray) -> tuple[float, float]:
+    """(share of rows where the student plays search's action, mean regret in chance of the match)."""
+    with torch.no_grad():
+        logits = actor(torch.from_numpy(labels.inputs[rows].astype(np.float32))).numpy()
+    masks = labels.masks[rows]
+    choice = np.where(masks, logits, -np.inf).argmax(axis=1)
+    values = np.nan_to_num(labels.values[rows], nan=-np.inf)
+    regret = values.max(axis=1) - values[np.arange(len(rows)), choice]
+    return float((choice == labels.search_actions[rows]).mean()), float(regret.mean())
+
+
+def fit(
+    actor: Actor, labels: Labels, temperature: float, epochs: int, lr: float, holdout: float, seed: int,
+    batch: int = 1024, say=print,
+) -> None:  # fmt: skip
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    n = len(labels.search_actions)
+    order = rng.permutation(n)
+    n_test = int(n * holdout)
+    test, train = order[:n_test], order[n_test:]
+    targets = soft_targets(labels.values, labels.masks, temperature)
+    optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
+    if n_test:
+        agree, regret = evaluate(actor, labels, test)
+        say(f"before: held out: plays search's action {agree:.3f}, regret {regret:.4f}")
+    for epoch in range(epochs):
+        start = time.monotonic()
+        shuffled = rng.permutation(train)
+        losses = []
+        for i in range(0, len(shuffled), batch):
+            idx = shuffled[i : i + batch]
+            x = torch.from_numpy(labels.inputs[idx].astype(np.float32))
+            logits = actor(x).masked_fill(torch.from_numpy(~labels.masks[idx]), -1e9)
+            loss = -(torch.from_numpy(targets[idx]) * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        text = f"epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f}"
+        if n_test:
+            agree, regret = evaluate(actor, labels, test)
+            text += f", held out: plays search's action {agree:.3f}, regret {regret:.4f}"
+        say(f"{text} ({time.monotonic() - start:.0f} s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.distil", description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", required=True, type=Path, help="a label set's folder (python -m train.labels)")
+    parser.add_argument("--out", required=True, type=Path, help="the student's .npz policy file")
+    parser.add_argument("--init", help="start from this policy file's actor (its layout and sizes)")
+    parser.add_argument("--hidden", default="256,256", help="hidden layer sizes without --init (default 256,256)")
+    parser.add_argument("--temperature", type=float, default=0.01, help="of the softmax over searched values (default 0.01)")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--holdout", type=float, default=0.05, help="share of labels held out to measure (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    if args.init:
+        weights = load_weights(args.init)
+        layout = int(weights.get(LAYOUT_KEY, ADVISED_LAYOUT))
+        actor = Actor.from_weights(weights)
+    else:
+        layout = ADVISED_LAYOUT
+        actor = Actor(input_size(layout), [int(h) for h in args.hidden.split(",")], "relu")
+    labels = read_labels(args.labels, layout)
+    print(f"{len(labels.search_actions):,} labels, input layout {layout}", file=sys.stderr)
+    fit(actor, labels, args.temperature, args.epochs, args.lr, args.holdout, args.seed, say=lambda t: print(t, file=sys.stderr))
+    save_weights(actor.weights(layout), args.out)
+    print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

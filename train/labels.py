@@ -1,0 +1,228 @@
+"""Label decisions with search: the first step of expert iteration.
+
+``python -m train.labels --out data/labels --count 300000 --worlds 32`` writes a label set
+(:mod:`train.label_set`: its format). Each shard is made on its own, from its own seed:
+
+1. a player (``expert``, or a trained policy for a DAgger round) plays whole matches against
+   itself at ``tables`` tables of the vector engine (:class:`agents.arena.Arena`), and every
+   decision with a choice is recorded as the seat saw it (observation and legal actions);
+2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
+   rather than following a few positions move by move;
+3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
+   depends on the seed only), reset with a seed of its own that the row keeps: every legal
+   action's searched value is stored, and the action search plays.
+
+Shards are dealt to worker processes (``--workers``, default all cores; the label set does not
+depend on it), written whole as they finish; a stopped run is continued by the same command,
+which makes only the missing shards. Progress lines give labels done, the rate and the time left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+import agents
+from agents.arena import Arena
+from agents.search import SearchBot
+from allfours_env.rules import Rules, parse_rule_options
+from allfours_env.vector import VectorGame
+from eval.processes import bind_to_parent, exit_code, handle_stops, stop_name, stop_of
+
+from .label_set import LabelSetError, LabelSettings, shards_done, write_meta, write_shard
+from .progress import Progress
+
+DEFAULT_TABLES = 16  # one arena of 16 matches gives about 2,500 decisions with a choice
+SPREAD = 4  # record at least this many decisions with a choice per label drawn
+
+
+class Recorder:
+    """A batch bot that plays as ``player`` and keeps every decision that had a choice."""
+
+    def __init__(self, player: agents.Bot) -> None:
+        if not hasattr(player, "act_batch"):
+            raise ValueError(
+                f"the player must answer many tables at once (act_batch): expert or a policy file, not {player.name!r}"
+            )
+        self.player = player
+        self.observations: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        self.actions: list[np.ndarray] = []
+
+    @property
+    def name(self) -> str:
+        return self.player.name
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: agents.Observation) -> int:
+        return int(self.act_batch(observation["observation"][None], np.asarray(observation["action_mask"], bool)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        actions = np.asarray(self.player.act_batch(observations, masks))
+        choice = masks.sum(axis=1) >= 2
+        self.observations.append(observations[choice].copy())
+        self.masks.append(masks[choice].astype(bool))
+        self.actions.append(actions[choice])
+        return actions
+
+    def count(self) -> int:
+        return sum(len(a) for a in self.actions)
+
+
+def positions(settings: LabelSettings, shard: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The shard's decisions to label: (observations, masks, the player's actions)."""
+    rows = settings.rows_of(shard)
+    recorder = Recorder(agents.make(settings.player))
+    while recorder.count() < SPREAD * rows:
+        game = VectorGame(settings.tables, **settings.rules)
+        game.reset(seed=int(rng.integers(2**63)))
+        Arena(game, [[recorder] * 4 for _ in range(settings.tables)]).run()
+    observations, masks = np.concatenate(recorder.observations), np.concatenate(recorder.masks)
+    actions = np.concatenate(recorder.actions)
+    chosen = np.sort(rng.choice(len(actions), size=rows, replace=False))
+    return observations[chosen], masks[chosen], actions[chosen]
+
+
+def label_shard(settings: LabelSettings, shard: int, on_label=None) -> dict[str, np.ndarray]:
+    """One shard's columns (see :mod:`train.label_set`); ``on_label()`` is called after each label."""
+    rng = np.random.default_rng(np.random.SeedSequence([settings.seed, shard]))
+    observations, masks, player_actions = positions(settings, shard, rng)
+    rows = len(player_actions)
+    search = SearchBot(worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout)
+    values = np.full(masks.shape, np.nan, dtype=np.float32)
+    search_actions = np.empty(rows, dtype=np.int16)
+    seeds = rng.integers(2**63, size=rows, dtype=np.uint64)
+    for i in range(rows):
+        search.reset(int(seeds[i]))
+        search_actions[i] = search.act({"observation": observations[i], "action_mask": masks[i].view(np.int8)})
+        searched = search.last_search
+        values[i, searched.actions] = searched.values
+        if on_label:
+            on_label()
+    return {
+        "observation": observations.astype(np.float32),
+        "action_mask": masks,
+        "values": values,
+        "search_action": search_actions,
+        "player_action": player_actions.astype(np.int16),
+        "search_seed": seeds,
+    }
+
+
+_counter = None  # labels done, shared by the workers with the parent
+
+
+def _init_worker(parent: int | None, counter) -> None:
+    """A worker's start (``parent``: the process it dies with; None in-process)."""
+    global _counter
+    if parent is not None:
+        bind_to_parent(parent)
+    _counter = counter
+
+
+def _make_shard(settings: LabelSettings, folder: Path, shard: int) -> int:
+    def tick() -> None:
+        if _counter is not None:
+            with _counter.get_lock():
+                _counter.value += 1
+
+    write_shard(folder, shard, label_shard(settings, shard, tick))
+    return shard
+
+
+def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None) -> None:
+    """Make the label set of ``settings`` in ``folder``, or its missing shards."""
+    folder = Path(folder)
+    write_meta(folder, settings)
+    done = shards_done(folder, settings)
+    todo = [k for k in range(settings.shards()) if k not in done]
+    already = sum(settings.rows_of(k) for k in done)
+    progress = progress or Progress(enabled=False)
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    counter = context.Value("q", 0)
+    with progress.phase("labelling", "labels", settings.count, done=already):
+        if workers == 1:
+            _init_worker(None, counter)
+            for shard in todo:
+                _make_shard(settings, folder, shard)
+                progress.advance(already + counter.value)
+            return
+        with ProcessPoolExecutor(
+            max_workers=max(1, min(workers, len(todo))), mp_context=context,
+            initializer=_init_worker, initargs=(os.getpid(), counter),
+        ) as pool:  # fmt: skip
+            pending: set[Future] = {pool.submit(_make_shard, settings, folder, k) for k in todo}
+            try:
+                while pending:
+                    finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        future.result()
+                    progress.advance(already + counter.value)
+            except BaseException:
+                for process in list(pool._processes.values()):  # the executor has no public kill
+                    process.kill()
+                raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.labels", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path, help="the label set's folder")
+    parser.add_argument("--count", type=int, default=300_000, help="decisions to label (default 300000)")
+    parser.add_argument("--worlds", type=int, default=32, help="worlds searched per decision (default 32)")
+    parser.add_argument("--margin", type=float, default=0.01, help="search's margin (default 0.01)")
+    parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
+    parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    handle_stops()
+    try:
+        settings = check_settings(args)
+        agents.make(settings.player)  # an unknown player fails now, with the list of bots
+        progress = Progress(enabled=not args.quiet)
+        start = time.monotonic()
+        make_labels(settings, args.out, args.workers, progress)
+        progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
+        return 0
+    except (ValueError, LabelSetError, FileNotFoundError) as err:
+        print(f"python -m train.labels: {err}", file=sys.stderr)
+        return 2
+    except BaseException as err:
+        stop = stop_of(err)
+        if stop is None:
+            raise
+        print(f"\n{stop_name(stop)}: stopped; the finished shards are kept, the same command goes on", file=sys.stderr)
+        return exit_code(stop)
+
+
+def check_settings(args: argparse.Namespace) -> LabelSettings:
+    for name, low in (("count", 1), ("worlds", 1), ("shard_rows", 1), ("tables", 1), ("workers", 1)):
+        value = getattr(args, name)
+        if value < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least {low}, got {value}")
+    if not 0 <= args.margin <= 1:
+        raise ValueError(f"--margin must be a chance in 0..1, got {args.margin}")
+    if not 0 <= args.seed < 2**32:
+        raise ValueError(f"--seed must be in 0..{2**32 - 1}, got {args.seed}")
+    rules = asdict(Rules(**parse_rule_options(args.rule)))
+    return LabelSettings(
+        count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,
+        seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules,
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
