@@ -56,7 +56,6 @@ from .hand_reading import (
     game_value,
     highest,
     lowest,
-    unseen_bits,
     voids_shown,
     winning_play,
 )
@@ -226,13 +225,7 @@ def _tie_lead(game_tie: int, dealer: int) -> float:
 @njit(cache=True, nogil=True)
 def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, np.ndarray]:
     """My hand, the unseen cards, and the cards each seat still holds; fills ``played``."""
-    hand = rows.cards(row, rows.HAND)
-    kick = highest(rows.cards(row, rows.KICK))
-    everyone = 0
-    for s in range(N_SEATS):
-        played[s] = rows.cards(row, rows.PLAYED + s * N_CARDS)
-        everyone |= played[s]
-    out = unseen_bits(hand, kick, rows.cards(row, rows.KICKS_ASIDE), everyone)
+    hand, _, out = rows.seen(row, played)
     dealt = hand.bit_count() + played[SELF].bit_count()
     left = np.empty(N_SEATS, np.int64)
     for s in range(N_SEATS):

@@ -82,7 +82,6 @@ from .hand_reading import (
     lowest,
     suit_bits,
     trump_jack,
-    unseen_bits,
     voids_shown,
     winning_play,
 )
@@ -222,13 +221,7 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
     for i in range(observations.shape[0]):
         row, f = observations[i], out[i, start : start + N_FEATURES]
         f[:] = 0.0
-        hand = rows.cards(row, rows.HAND)
-        kick = highest(rows.cards(row, rows.KICK))
-        all_played = 0
-        for s in range(N_SEATS):
-            played[s] = rows.cards(row, rows.PLAYED + s * N_CARDS)
-            all_played |= played[s]
-        unseen = unseen_bits(hand, kick, rows.cards(row, rows.KICKS_ASIDE), all_played)
+        hand, kick, unseen = rows.seen(row, played)
         trump = rows.one_hot(row, rows.TRUMP)
         if trump < 0 and kick >= 0:
             trump = kick // N_RANKS  # the kick's suit, before anyone stood or ran

@@ -16,7 +16,7 @@ import numpy as np
 from allfours_env.cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE
 from allfours_env.observation import LAYOUT, RULE_SLOTS, _slot_size
 
-from .hand_reading import TRICK_NUMBER_BITS, highest
+from .hand_reading import TRICK_NUMBER_BITS, highest, unseen_bits
 
 HAND = LAYOUT["hand"].offset
 KICK = LAYOUT["kick"].offset
@@ -66,6 +66,19 @@ def cards(row: np.ndarray, start: int) -> int:
         if row[start + card] > 0.5:
             bits |= 1 << card
     return bits
+
+
+@numba.njit(cache=True)
+def seen(row: np.ndarray, played: np.ndarray) -> tuple[int, int, int]:
+    """My hand, the live kick (-1: none) and the cards I have not seen (bit sets; the kick a card
+    index); fills ``played[s]`` with the cards relative seat s has played this deal."""
+    hand = cards(row, HAND)
+    kick = highest(cards(row, KICK))
+    everyone = 0
+    for s in range(N_SEATS):
+        played[s] = cards(row, PLAYED + s * N_CARDS)
+        everyone |= played[s]
+    return hand, kick, unseen_bits(hand, kick, cards(row, KICKS_ASIDE), everyone)
 
 
 @numba.njit("int64" + _ROW_AND_INT, cache=True)
