@@ -26,7 +26,9 @@ which looks one trick ahead seeing the world's hands.
 
 Options (``agents.make("search:worlds=32,ms=50")``): ``worlds``, the most worlds sampled per
 decision (default 64); ``ms``, the time budget per decision in milliseconds (default 100;
-``ms=0``: no budget); ``rollout``, "expert" (default) or "greedy"; ``explore``, the rollout
+``ms=0``: no budget); ``rollout``, "expert" (default), "greedy", or a policy file (its network
+plays every seat of the rollouts, its best action; expert iteration's search on top of its
+student); ``explore``, the rollout
 policy's chance of a uniformly random legal action instead (default 0); ``margin`` (default
 0.01; 0: plain argmax).
 
@@ -76,6 +78,7 @@ from .base import Observation, SeededBot, legal_actions
 from .expert import expert_actions
 from .hand_reading import cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
+from .policy import PolicyBot
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 64
@@ -295,8 +298,13 @@ class SearchBot(SeededBot):
                 "search option ms must be a time budget per decision in milliseconds, a number above 0, "
                 f"or 0 for no budget (all the worlds every decision, deterministic for a seed), got {ms!r}"
             )
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"search option rollout must be one of {ROLLOUTS}, got {rollout!r}")
+        self._rollout_policy: PolicyBot | None = None
+        if isinstance(rollout, str) and rollout.endswith((".npz", ".zip")):
+            self._rollout_policy = PolicyBot.from_file(rollout)  # deterministic: its best action
+        elif rollout not in ROLLOUTS:
+            raise ValueError(
+                f"search option rollout must be one of {ROLLOUTS} or a policy file (.npz or .zip), got {rollout!r}"
+            )
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
@@ -375,10 +383,11 @@ class SearchBot(SeededBot):
             return choice
         live = ~games.is_over
         observations, masks = games.observe(), games.legal_mask()
+        act = expert_actions if self._rollout_policy is None else self._rollout_policy.act_batch
         if live.all():  # most ticks: no copy of the observations (a fresh large array costs page faults)
-            choice[:] = expert_actions(observations, masks)
+            choice[:] = act(observations, masks)
         else:
-            choice[live] = expert_actions(observations[live], masks[live])
+            choice[live] = act(observations[live], masks[live])
         if self.explore:
             wander = live & (rng.random(games.n) < self.explore)
             choice[wander] = games.sample_legal(rng)[wander]

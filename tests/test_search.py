@@ -280,3 +280,24 @@ def test_a_margin_keeps_the_experts_choice_unless_search_finds_better():
     assert any(plain.act(o) != expert.act(o) for o in observations)
     with pytest.raises(ValueError, match="margin must be a chance"):
         agents.make("search:margin=2")
+
+
+def test_a_policy_file_plays_every_seat_of_the_rollouts_as_policybot_would() -> None:
+    from pathlib import Path
+
+    from agents.policy import PolicyBot
+
+    path = Path(agents.__file__).parent / "pretrained" / "allfours_v1.npz"
+    bot = agents.make(f"search:rollout={path},ms=0,worlds=8")
+    policy = PolicyBot.from_file(path)
+    games = VectorGame(32)
+    games.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(40):  # tables through bids and the first tricks
+        expected = np.zeros(games.n, dtype=np.int64)
+        live = ~games.is_over
+        expected[live] = policy.act_batch(games.observe()[live], games.legal_mask()[live])
+        np.testing.assert_array_equal(bot._rollout_actions(games, rng), expected)
+        games.step(games.sample_legal(rng))
+    with pytest.raises(ValueError, match="or a policy file"):
+        agents.make("search:rollout=nobody")
