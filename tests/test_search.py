@@ -301,3 +301,9 @@ def test_a_policy_file_plays_every_seat_of_the_rollouts_as_policybot_would() -> 
         games.step(games.sample_legal(rng))
     with pytest.raises(ValueError, match="or a policy file"):
         agents.make("search:rollout=nobody")
+
+
+def test_confirm_needs_more_worlds_than_worlds_and_no_budget() -> None:
+    for spec in ("search:worlds=8,confirm=8,ms=0", "search:worlds=8,confirm=32", "search:worlds=8,confirm=1.5,ms=0"):
+        with pytest.raises(ValueError, match="confirm must be a number of worlds above worlds"):
+            agents.make(spec)

@@ -19,12 +19,13 @@ action_mask    bool (n, 56)     its legal actions (at least two: decisions witho
                                 are not labelled)
 values         float32 (n, 56)  the searched value of each legal action: the mean over the
                                 worlds of the chance to win the match after it (0..1); NaN
-                                where the action is illegal
+                                where the action is illegal (over ``worlds`` worlds, or
+                                ``confirm`` where those left the expert's choice)
 search_action  int16 (n,)       what ``search`` played there (the best value, but the
                                 expert's choice kept unless the best beats it by the margin)
 player_action  int16 (n,)       what the player whose play reached the position chose
 search_seed    uint64 (n,)      the seed the search bot was reset with for this decision:
-                                ``SearchBot(worlds, ms=0, ...)`` reset with it and shown the
+                                ``SearchBot(worlds, ms=0, margin, confirm)`` reset with it and shown the
                                 observation chooses ``search_action`` with exactly ``values``
 ============== ================ ===========================================================
 
@@ -80,6 +81,7 @@ class LabelSettings:
     shard_rows: int
     tables: int  # tables of the vector engine the player's matches are played on, per shard
     rules: dict
+    confirm: int = 0  # search's confirm: worlds in all before a label leaves the expert's choice (0: off)
 
     def shards(self) -> int:
         return -(-self.count // self.shard_rows)

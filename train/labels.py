@@ -9,7 +9,8 @@
 2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
    rather than following a few positions move by move;
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
-   depends on the seed only), reset with a seed of its own that the row keeps: every legal
+   depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
+   leave the expert's choice), reset with a seed of its own that the row keeps: every legal
    action's searched value is stored, and the action search plays.
 
 Shards are dealt to worker processes (``--workers``, default all cores; the label set does not
@@ -98,7 +99,9 @@ def label_shard(settings: LabelSettings, shard: int, on_label=None) -> dict[str,
     rng = np.random.default_rng(np.random.SeedSequence([settings.seed, shard]))
     observations, masks, player_actions = positions(settings, shard, rng)
     rows = len(player_actions)
-    search = SearchBot(worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout)
+    search = SearchBot(
+        worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm
+    )
     values = np.full(masks.shape, np.nan, dtype=np.float32)
     search_actions = np.empty(rows, dtype=np.int16)
     seeds = rng.integers(2**63, size=rows, dtype=np.uint64)
@@ -180,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=300_000, help="decisions to label (default 300000)")
     parser.add_argument("--worlds", type=int, default=32, help="worlds searched per decision (default 32)")
     parser.add_argument("--margin", type=float, default=0.01, help="search's margin (default 0.01)")
+    parser.add_argument(
+        "--confirm", type=int, default=0,
+        help="worlds in all before a label leaves the expert's choice (search's confirm; default 0: off)",
+    )  # fmt: skip
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
@@ -213,6 +220,8 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
         value = getattr(args, name)
         if value < low:
             raise ValueError(f"--{name.replace('_', '-')} must be at least {low}, got {value}")
+    if args.confirm and args.confirm <= args.worlds:
+        raise ValueError(f"--confirm must be above --worlds ({args.worlds}), or 0 (off), got {args.confirm}")
     if not 0 <= args.margin <= 1:
         raise ValueError(f"--margin must be a chance in 0..1, got {args.margin}")
     if not 0 <= args.seed < 2**32:
@@ -220,7 +229,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     rules = asdict(Rules(**parse_rule_options(args.rule)))
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,
-        seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules,
+        seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
     )  # fmt: skip
 
 
