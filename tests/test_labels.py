@@ -136,3 +136,15 @@ def test_soft_targets_weigh_better_actions_more() -> None:
     p = distil.soft_targets(values, mask, 0.01)
     assert p[0, 9] / p[0, 3] == pytest.approx(np.e, rel=1e-4)
     assert p[0, ~mask[0]].sum() == 0
+
+
+def test_against_opponents_only_the_players_decisions_are_labelled(tmp_path: Path) -> None:
+    settings = dataclasses.replace(SETTINGS, count=12, confirm=0, opponents="rule_based")
+    labels.make_labels(settings, tmp_path, workers=1)
+    (shard,) = shards(tmp_path)
+    np.testing.assert_array_equal(expert_actions(shard["observation"], shard["action_mask"]), shard["player_action"])
+    recorder = labels.Recorder(agents.make("expert"))
+    rng = np.random.default_rng(0)
+    for table in range(2):
+        bots = labels._seats(recorder, "rule_based", table, rng)
+        assert [bot is recorder for bot in bots] == [seat % 2 == table for seat in range(4)]

@@ -82,6 +82,7 @@ class LabelSettings:
     tables: int  # tables of the vector engine the player's matches are played on, per shard
     rules: dict
     confirm: int = 0  # search's confirm: worlds in all before a label leaves the expert's choice (0: off)
+    opponents: str = ""  # the bot the player plays against ("": itself at every seat)
 
     def shards(self) -> int:
         return -(-self.count // self.shard_rows)

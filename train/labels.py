@@ -4,8 +4,9 @@
 (:mod:`train.label_set`: its format). Each shard is made on its own, from its own seed:
 
 1. a player (``expert``, or a trained policy for a DAgger round) plays whole matches against
-   itself at ``tables`` tables of the vector engine (:class:`agents.arena.Arena`), and every
-   decision with a choice is recorded as the seat saw it (observation and legal actions);
+   itself, or against ``opponents``, at ``tables`` tables of the vector engine
+   (:class:`agents.arena.Arena`), and every decision of the player with a choice is recorded as
+   the seat saw it (observation and legal actions);
 2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
    rather than following a few positions move by move;
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
@@ -87,11 +88,27 @@ def positions(settings: LabelSettings, shard: int, rng: np.random.Generator) -> 
     while recorder.count() < SPREAD * rows:
         game = VectorGame(settings.tables, **settings.rules)
         game.reset(seed=int(rng.integers(2**63)))
-        Arena(game, [[recorder] * 4 for _ in range(settings.tables)]).run()
+        Arena(game, [_seats(recorder, settings.opponents, t, rng) for t in range(settings.tables)]).run()
     observations, masks = np.concatenate(recorder.observations), np.concatenate(recorder.masks)
     actions = np.concatenate(recorder.actions)
     chosen = np.sort(rng.choice(len(actions), size=rows, replace=False))
     return observations[chosen], masks[chosen], actions[chosen]
+
+
+def _seats(recorder: Recorder, opponents: str, table: int, rng: np.random.Generator) -> list[agents.Bot]:
+    """Table ``table``'s four bots: the player at every seat, or, against ``opponents``, at the
+    seats of team ``table % 2`` (so each team's seats are the player's at half the tables)."""
+    if not opponents:
+        return [recorder] * 4
+    bots: list[agents.Bot] = []
+    for seat in range(4):
+        if seat % 2 == table % 2:
+            bots.append(recorder)
+        else:
+            bot = agents.make(opponents)
+            bot.reset(int(rng.integers(2**63)))
+            bots.append(bot)
+    return bots
 
 
 def label_shard(settings: LabelSettings, shard: int, on_label=None) -> dict[str, np.ndarray]:
@@ -188,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         help="worlds in all before a label leaves the expert's choice (search's confirm; default 0: off)",
     )  # fmt: skip
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
+    parser.add_argument("--opponents", default="", help="a bot the player plays against (default: itself at every seat)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
     parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
@@ -198,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     handle_stops()
     try:
         settings = check_settings(args)
-        agents.make(settings.player)  # an unknown player fails now, with the list of bots
+        for bot in filter(None, (settings.player, settings.opponents)):
+            agents.make(bot)  # an unknown bot fails now, with the list of bots
         progress = Progress(enabled=not args.quiet)
         start = time.monotonic()
         make_labels(settings, args.out, args.workers, progress)
@@ -230,6 +249,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
+        opponents=args.opponents,
     )  # fmt: skip
 
 
