@@ -15,7 +15,7 @@ from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 from tests.deck_builder import build_deck
 
-BOTS = ("random", "rule_based", "expert", "pretrained")
+BOTS = ("random", "rule_based", "expert", "pretrained", "student")
 VARIANTS = (
     {},
     {"undertrump": "forbidden_unless_all_trumps", "stand_requires_trump": True, "give_one_requires_trump": True,

@@ -1,7 +1,7 @@
 """Fit a policy network to search's labels: the student of expert iteration.
 
 ``python -m train.distil --labels data/labels --out student.npz [--init agents/pretrained/allfours_v1.npz]``
-reads a label set (:mod:`train.label_set`), turns each decision into the policy input of the
+reads one label set or several (:mod:`train.label_set`), turns each decision into the policy input of the
 chosen layout (:func:`agents.policy.batch_inputs`), and fits an actor MLP by cross-entropy toward
 the softmax of the searched values over the legal actions at ``temperature`` (a chance of the
 match: at 0.01, an action 1% likelier to win the match weighs e times more), or, at temperature 0,
@@ -51,9 +51,13 @@ class Labels:
     player_actions: np.ndarray  # int64 (n,)
 
 
-def read_labels(folder: Path, layout: int) -> Labels:
+def read_labels(folders: Path | list[Path], layout: int) -> Labels:
+    """The decisions of one label set or several, as policy inputs of ``layout``."""
     parts: list[tuple[np.ndarray, ...]] = []
-    for shard in iter_shards(folder):
+    shards = (
+        shard for folder in ([folders] if isinstance(folders, Path | str) else folders) for shard in iter_shards(folder)
+    )
+    for shard in shards:
         obs, masks = shard["observation"], shard["action_mask"]
         inputs = np.concatenate([
             batch_inputs(layout, obs[i : i + CHUNK], masks[i : i + CHUNK]).astype(np.float16) for i in range(0, len(obs), CHUNK)
@@ -180,7 +184,9 @@ def fit(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.distil", description=__doc__.splitlines()[0])
-    parser.add_argument("--labels", required=True, type=Path, help="a label set's folder (python -m train.labels)")
+    parser.add_argument(
+        "--labels", required=True, type=Path, nargs="+", help="label sets' folders (python -m train.labels)"
+    )
     parser.add_argument("--out", required=True, type=Path, help="the student's .npz policy file")
     parser.add_argument("--init", help="start from this policy file's actor (its layout and sizes)")
     parser.add_argument("--hidden", default="256,256", help="hidden layer sizes without --init (default 256,256)")
