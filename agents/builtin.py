@@ -31,7 +31,7 @@ STUDENT = Path(__file__).parent / "pretrained" / "student_v1.npz"
 
 def student() -> PolicyBot:
     """The first network distilled from search (docs/expert_iteration.md): ``pretrained`` fitted to
-    search's values of 420,000 decisions by ``python -m train.distil``."""
+    search's values of 620,000 decisions by ``python -m train.distil``."""
     return PolicyBot.from_file(STUDENT, name="student")
 
 

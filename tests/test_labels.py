@@ -50,7 +50,9 @@ def test_labels_are_what_search_chooses_with_the_rows_seed(made: Path) -> None:
         for i in range(len(shard["search_action"])):
             bot = SearchBot(worlds=SETTINGS.worlds, ms=0, margin=SETTINGS.margin, confirm=SETTINGS.confirm)
             bot.reset(int(shard["search_seed"][i]))
-            action = bot.act({"observation": shard["observation"][i], "action_mask": shard["action_mask"][i].view(np.int8)})
+            action = bot.act(
+                {"observation": shard["observation"][i], "action_mask": shard["action_mask"][i].view(np.int8)}
+            )
             assert action == shard["search_action"][i]
             values = np.full(56, np.nan, dtype=np.float32)
             values[bot.last_search.actions] = bot.last_search.values
@@ -58,14 +60,18 @@ def test_labels_are_what_search_chooses_with_the_rows_seed(made: Path) -> None:
             # more worlds exactly where the first ones left the expert's choice
             first = SearchBot(worlds=SETTINGS.worlds, ms=0, margin=SETTINGS.margin)
             first.reset(int(shard["search_seed"][i]))
-            left = first.act({"observation": shard["observation"][i], "action_mask": shard["action_mask"][i].view(np.int8)})
+            left = first.act(
+                {"observation": shard["observation"][i], "action_mask": shard["action_mask"][i].view(np.int8)}
+            )
             confirmed = left != shard["player_action"][i]
             assert bot.last_search.worlds == (SETTINGS.confirm if confirmed else SETTINGS.worlds)
 
 
 def test_player_actions_are_the_players(made: Path) -> None:
     for shard in shards(made):
-        np.testing.assert_array_equal(expert_actions(shard["observation"], shard["action_mask"]), shard["player_action"])
+        np.testing.assert_array_equal(
+            expert_actions(shard["observation"], shard["action_mask"]), shard["player_action"]
+        )
 
 
 def test_a_stopped_run_goes_on_to_the_same_labels_and_workers_change_nothing(made: Path, tmp_path: Path) -> None:
@@ -119,7 +125,20 @@ def test_the_torch_actor_is_policybots_network(made: Path) -> None:
 @pytest.mark.parametrize("loss", ["cross_entropy", "logits"])
 def test_distil_fits_toward_search_and_writes_a_policy(made: Path, tmp_path: Path, loss: str) -> None:
     out = tmp_path / "student.npz"
-    args = ["--labels", str(made), "--out", str(out), "--hidden", "32", "--epochs", "200", "--lr", "0.01", "--temperature", "0.001"]
+    args = [
+        "--labels",
+        str(made),
+        "--out",
+        str(out),
+        "--hidden",
+        "32",
+        "--epochs",
+        "200",
+        "--lr",
+        "0.01",
+        "--temperature",
+        "0.001",
+    ]
     assert distil.main([*args, "--holdout", "0", "--loss", loss]) == 0
     student = agents.make(str(out))  # a policy file like any other
     for shard in shards(made):  # 30 decisions fitted 200 times: the student plays a best-valued action

@@ -178,7 +178,9 @@ def check_columns(columns: dict[str, np.ndarray], rows: int, where: str) -> None
         raise LabelSetError(f"{where}: values are chances, 0..1")
     for name in ("search_action", "player_action"):
         action = columns[name].astype(np.int64)
-        if ((action < 0) | (action >= N_ACTIONS)).any() or not mask[np.arange(rows), action.clip(0, N_ACTIONS - 1)].all():
+        if ((action < 0) | (action >= N_ACTIONS)).any() or not mask[
+            np.arange(rows), action.clip(0, N_ACTIONS - 1)
+        ].all():
             raise LabelSetError(f"{where}: {name} holds an action that was not legal")
 
 

@@ -67,7 +67,9 @@ class Recorder:
         pass
 
     def act(self, observation: agents.Observation) -> int:
-        return int(self.act_batch(observation["observation"][None], np.asarray(observation["action_mask"], bool)[None])[0])
+        return int(
+            self.act_batch(observation["observation"][None], np.asarray(observation["action_mask"], bool)[None])[0]
+        )
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = np.asarray(self.player.act_batch(observations, masks))
@@ -81,7 +83,9 @@ class Recorder:
         return sum(len(a) for a in self.actions)
 
 
-def positions(settings: LabelSettings, shard: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def positions(
+    settings: LabelSettings, shard: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The shard's decisions to label: (observations, masks, the player's actions)."""
     rows = settings.rows_of(shard)
     recorder = Recorder(agents.make(settings.player))
@@ -205,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         help="worlds in all before a label leaves the expert's choice (search's confirm; default 0: off)",
     )  # fmt: skip
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
-    parser.add_argument("--opponents", default="", help="a bot the player plays against (default: itself at every seat)")
+    parser.add_argument(
+        "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
     parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
