@@ -130,16 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a Ctrl-C or SIGTERM at any moment, imports included, ends it with one line
     and exit code 130 (143 for SIGTERM)."""
-    from .processes import exit_code, handle_stops, stop_handled, stop_name, stop_of
+    from .processes import caught_stop, exit_code, handle_stops, stop_name
 
     handle_stops()
     try:
         return _main(argv)
     except (KeyboardInterrupt, SystemError) as error:
-        stop = stop_of(error)
+        stop = caught_stop(error)
         if stop is None:
             raise
-        stop_handled()
         print(f"\npython -m eval: {stop_name(stop)}; nothing was written", file=sys.stderr)
         return exit_code(stop)
 
@@ -233,12 +232,11 @@ def _write_logs(plan: Any, folder: str, boards: int) -> int:
         print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}", file=sys.stderr)
         return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:  # the results are written already: say so
-        from .processes import exit_code, stop_handled, stop_name, stop_of
+        from .processes import caught_stop, exit_code, stop_name
 
-        stop = stop_of(error)
+        stop = caught_stop(error)
         if stop is None:
             raise
-        stop_handled()
         print(f"\npython -m eval: {stop_name(stop)} while writing match logs; the results are written", file=sys.stderr)
         return exit_code(stop)
     print(f"match logs: {len(written)} in {folder}")

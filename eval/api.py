@@ -16,7 +16,7 @@ from allfours_env.rules import DEFAULT_RULES, Rules
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
 from .bots import BotFactory, BotSource, check_bots
 from .play import BoardRecord
-from .processes import stop_handled, stop_of
+from .processes import caught_stop
 from .progress import Progress
 from .results import PairResult, Rating, TournamentResult, summarize_pair
 from .runner import run_pairs
@@ -142,10 +142,9 @@ def play_plan(
             plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, task_done, finished
         )
     except (KeyboardInterrupt, SystemError) as error:
-        stop = stop_of(error)
+        stop = caught_stop(error)
         if stop is None:
             raise
-        stop_handled()
         if bar:
             bar.close()
         planned = len(plan.pairs) * len(plan.boards)

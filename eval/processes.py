@@ -17,12 +17,14 @@ from __future__ import annotations
 import _thread
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -103,6 +105,15 @@ def stop_of(error: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
+def caught_stop(error: BaseException) -> KeyboardInterrupt | None:
+    """The stop behind ``error`` (:func:`stop_of`), now handled (:func:`stop_handled`: it is raised
+    no more); None, with nothing done, for any other error (which the caller raises again)."""
+    stop = stop_of(error)
+    if stop is not None:
+        stop_handled()
+    return stop
+
+
 def exit_code(stop: KeyboardInterrupt) -> int:
     """The exit code of a command stopped by ``stop``: 143 for SIGTERM, 130 for Ctrl-C."""
     return TERMINATED_EXIT if isinstance(stop, Terminated) else INTERRUPTED_EXIT
@@ -111,6 +122,21 @@ def exit_code(stop: KeyboardInterrupt) -> int:
 def stop_name(stop: KeyboardInterrupt) -> str:
     """How a stop is named in the one line a command prints: "interrupted" or "terminated (SIGTERM)"."""
     return "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """Fork where available: workers inherit the imported modules, the bot factories and the
+    policy weights the parent already loaded (so no torch code runs in a forked worker)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def end_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers now and cancel the tasks they have not begun: after a stop or a
+    failed task, a command does not wait for the running ones."""
+    for process in list(pool._processes.values()):  # the executor has no public kill
+        process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def bind_to_parent(parent: int) -> None:

@@ -9,7 +9,6 @@ workers or on the order in which tasks finish.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -21,7 +20,7 @@ from .batch import play_boards
 from .boards import make_board
 from .bots import BotFactory
 from .play import BoardRecord
-from .processes import bind_to_parent
+from .processes import bind_to_parent, end_workers, worker_context
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task
@@ -86,13 +85,6 @@ def _missing_runs(boards: range, done: list[int]) -> Iterator[range]:
         yield range(start, boards.stop)
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """Fork where available: workers inherit the imported modules, the bot factories and the
-    policy weights the parent already loaded (so no torch code runs in a forked worker)."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 def run_pairs(
     factories: Sequence[BotFactory],
     pairs: Sequence[tuple[int, int]],
@@ -124,7 +116,7 @@ def run_pairs(
     elif tasks:
         with ProcessPoolExecutor(
             max_workers=min(workers, len(tasks)),
-            mp_context=_context(),
+            mp_context=worker_context(),
             initializer=_init_worker,
             initargs=(os.getpid(), factories, pairs, rules, episode),
         ) as pool:
@@ -136,8 +128,6 @@ def run_pairs(
                     for future in ready:
                         done(pending.pop(future), future.result())
             except BaseException:  # Ctrl-C or a failed task: stop now, not after the running tasks
-                for process in list(pool._processes.values()):  # the executor has no public kill
-                    process.kill()
-                pool.shutdown(wait=False, cancel_futures=True)
+                end_workers(pool)
                 raise
     return [[finished[(pair, board)] for board in boards] for pair in range(len(pairs))]

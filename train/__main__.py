@@ -26,16 +26,15 @@ BACKENDS = ("sb3", "rllib")
 def main(argv: list[str] | None = None) -> int:
     """Run the command; Ctrl-C or SIGTERM anywhere, imports included, ends it with one line and
     exit code 130 (143 for SIGTERM)."""
-    from eval.processes import exit_code, handle_stops, stop_handled, stop_name, stop_of
+    from eval.processes import caught_stop, exit_code, handle_stops, stop_name
 
     handle_stops()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     except (KeyboardInterrupt, SystemError) as error:
-        stop = stop_of(error)
+        stop = caught_stop(error)
         if stop is None:
             raise
-        stop_handled()
         print(str(stop) or f"[train] {stop_name(stop)} before training started: start it again with the same command",
               file=sys.stderr)  # fmt: skip
         return getattr(stop, "code", exit_code(stop))

@@ -22,7 +22,6 @@ which makes only the missing shards. Progress lines give labels done, the rate a
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
@@ -37,8 +36,9 @@ from agents.arena import Arena
 from agents.search import SearchBot
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
-from eval.processes import bind_to_parent, exit_code, handle_stops, stop_name, stop_of
+from eval.processes import bind_to_parent, caught_stop, end_workers, exit_code, handle_stops, stop_name, worker_context
 
+from .config import MAX_SEED
 from .label_set import LabelSetError, LabelSettings, shards_done, write_meta, write_shard
 from .progress import Progress
 
@@ -172,7 +172,7 @@ def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: P
     todo = [k for k in range(settings.shards()) if k not in done]
     already = sum(settings.rows_of(k) for k in done)
     progress = progress or Progress(enabled=False)
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    context = worker_context()
     counter = context.Value("q", 0)
     with progress.phase("labelling", "labels", settings.count, done=already):
         if workers == 1:
@@ -192,9 +192,8 @@ def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: P
                     for future in finished:
                         future.result()
                     progress.advance(already + counter.value)
-            except BaseException:
-                for process in list(pool._processes.values()):  # the executor has no public kill
-                    process.kill()
+            except BaseException:  # a stop or a failed shard: end now, not after the running shards
+                end_workers(pool)
                 raise
 
 
@@ -232,8 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, LabelSetError, FileNotFoundError) as err:
         print(f"python -m train.labels: {err}", file=sys.stderr)
         return 2
-    except BaseException as err:
-        stop = stop_of(err)
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = caught_stop(error)
         if stop is None:
             raise
         print(f"\n{stop_name(stop)}: stopped; the finished shards are kept, the same command goes on", file=sys.stderr)
@@ -245,12 +244,9 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
         value = getattr(args, name)
         if value < low:
             raise ValueError(f"--{name.replace('_', '-')} must be at least {low}, got {value}")
-    if args.confirm and args.confirm <= args.worlds:
-        raise ValueError(f"--confirm must be above --worlds ({args.worlds}), or 0 (off), got {args.confirm}")
-    if not 0 <= args.margin <= 1:
-        raise ValueError(f"--margin must be a chance in 0..1, got {args.margin}")
-    if not 0 <= args.seed < 2**32:
-        raise ValueError(f"--seed must be in 0..{2**32 - 1}, got {args.seed}")
+    SearchBot(worlds=args.worlds, ms=0, margin=args.margin, confirm=args.confirm)  # its own checks of these
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
     rules = asdict(Rules(**parse_rule_options(args.rule)))
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,

@@ -44,7 +44,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, input_size, save_weights, weights_from_policy
 from eval import evaluate
-from eval.processes import exit_code, interrupts_deferred, stop_handled, stop_name, stop_of
+from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
 from . import curve, imitation
 from .checkpoints import (
@@ -428,10 +428,9 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             say("a stop signal came while the final files were written: the run had finished, and they were written whole")
         return final
     except (KeyboardInterrupt, SystemError) as error:  # (compiled code may wrap a stop in a SystemError)
-        stop = stop_of(error)
+        stop = caught_stop(error)
         if stop is None:
             raise
-        stop_handled()
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model, stop), exit_code(stop)) from None
