@@ -253,7 +253,7 @@ def check_weights(weights: Weights, source: Any) -> int:
     activation = weights.get(ACTIVATION_KEY)
     if activation is None or np.ndim(activation) != 0 or str(activation) not in ACTIVATIONS:
         raise fail(f"{ACTIVATION_KEY!r} must be one of {list(ACTIVATIONS)}, got {activation!r}")
-    n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+    n_hidden = hidden_layers(weights)
     expected = {LAYOUT_KEY, ACTIVATION_KEY, "w_out", "b_out"} | {f"{p}{i}" for p in "wb" for i in range(n_hidden)}
     if set(weights) != expected:
         missing, extra = sorted(expected - set(weights)), sorted(set(weights) - expected)
@@ -296,6 +296,11 @@ def _check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:
             )
 
 
+def hidden_layers(weights: Weights) -> int:
+    """The number of hidden layers of an exported actor (``w0, b0, ..., w{n-1}, b{n-1}``, then ``w_out, b_out``)."""
+    return sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+
+
 def save_weights(weights: Weights, path: str | Path) -> None:
     """Write an ``.npz`` export (with its observation layout) atomically: a temp file, then a rename."""
     path = Path(path)
@@ -314,7 +319,7 @@ class PolicyBot(SeededBot):
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
         super().__init__(seed)
         self.layout = check_weights(weights, name)
-        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+        n_hidden = hidden_layers(weights)
         self._layers = [
             (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))
             for i in range(n_hidden)

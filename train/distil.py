@@ -31,6 +31,7 @@ from agents.policy import (
     LAYOUT_KEY,
     Weights,
     batch_inputs,
+    hidden_layers,
     input_size,
     load_weights,
     save_weights,
@@ -51,13 +52,10 @@ class Labels:
     player_actions: np.ndarray  # int64 (n,)
 
 
-def read_labels(folders: Path | list[Path], layout: int) -> Labels:
+def read_labels(folders: list[Path], layout: int) -> Labels:
     """The decisions of one label set or several, as policy inputs of ``layout``."""
     parts: list[tuple[np.ndarray, ...]] = []
-    shards = (
-        shard for folder in ([folders] if isinstance(folders, Path | str) else folders) for shard in iter_shards(folder)
-    )
-    for shard in shards:
+    for shard in (shard for folder in folders for shard in iter_shards(folder)):
         obs, masks = shard["observation"], shard["action_mask"]
         inputs = np.concatenate([
             batch_inputs(layout, obs[i : i + CHUNK], masks[i : i + CHUNK]).astype(np.float16) for i in range(0, len(obs), CHUNK)
@@ -93,8 +91,7 @@ class Actor(nn.Module):
 
     @classmethod
     def from_weights(cls, weights: Weights) -> Actor:
-        n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
-        hidden = [int(weights[f"b{i}"].shape[0]) for i in range(n_hidden)]
+        hidden = [int(weights[f"b{i}"].shape[0]) for i in range(hidden_layers(weights))]
         actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
         with torch.no_grad():
             for i, layer in enumerate(actor.hidden):
@@ -143,13 +140,13 @@ def fit(
     order = rng.permutation(n)
     n_test = int(n * holdout)
     test, train = order[:n_test], order[n_test:]
-    if temperature:
+    if loss_kind == "logits":  # each legal action's logit regressed on its value above the legal mean, / temperature
+        legal_mean = np.nanmean(labels.values, axis=1, keepdims=True)
+        targets = np.nan_to_num((labels.values - legal_mean) / (temperature or 0.01), nan=0.0).astype(np.float32)
+    elif temperature:
         targets = soft_targets(labels.values, labels.masks, temperature)
     else:  # search's own choice, its margin toward the expert kept
         targets = np.eye(labels.masks.shape[1], dtype=np.float32)[labels.search_actions]
-    # logit matching: each legal action's logit regressed on its value above the legal mean, / temperature
-    legal_mean = np.nanmean(labels.values, axis=1, keepdims=True)
-    advantages = np.nan_to_num((labels.values - legal_mean) / (temperature or 0.01), nan=0.0).astype(np.float32)
     # the decisions where search differs from the player are the ones that teach something new
     weights = np.where(labels.search_actions != labels.player_actions, deviation_weight, 1.0).astype(np.float32)
     optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
@@ -166,7 +163,7 @@ def fit(
             if loss_kind == "logits":
                 out = actor(x)
                 out = out - (out * mask).sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True)
-                per_row = (((out - torch.from_numpy(advantages[idx])) ** 2) * mask).sum(dim=1) / mask.sum(dim=1)
+                per_row = (((out - torch.from_numpy(targets[idx])) ** 2) * mask).sum(dim=1) / mask.sum(dim=1)
             else:
                 logits = actor(x).masked_fill(~mask, -1e9)
                 per_row = -(torch.from_numpy(targets[idx]) * torch.log_softmax(logits, dim=1)).sum(dim=1)
