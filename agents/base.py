@@ -20,7 +20,7 @@ import numpy as np
 
 from allfours_env.match import Bot, Observation  # the protocol, where the match loop lives
 
-__all__ = ["Bot", "Observation", "SeededBot", "known_bots", "legal_actions", "make", "register", "single_agent_env"]
+__all__ = ["Bot", "Observation", "SeededBot", "known_bots", "legal_actions", "make", "register", "single_agent_env", "vector_env"]
 
 
 class SeededBot:
@@ -102,6 +102,25 @@ def single_agent_env(opponents: Any, **kwargs: Any) -> Any:
     from allfours_env.single import SingleAgentEnv
 
     return SingleAgentEnv(opponents, make_bot=make, **kwargs)
+
+
+def vector_env(num_envs: int, opponents: Any, *, layout: int | None = None, **kwargs: Any) -> Any:
+    """:func:`allfours_env.vector_env` with bots named as :func:`make` takes them, and with
+    ``layout`` (an input layout of :mod:`agents.policy`, e.g. 3, the advised input the shipped
+    policies read) the observations given as that layout's policy inputs instead of the raw
+    observation; every other keyword argument is the env's (``help(allfours_env.gym_vector)``)."""
+    from allfours_env.gym_vector import AllFoursVectorEnv
+
+    policy_input = None
+    if layout is not None:
+        from functools import partial
+
+        from .policy import INPUT_SIZES, batch_inputs
+
+        if layout not in INPUT_SIZES:
+            raise ValueError(f"layout must be one of the input layouts {sorted(INPUT_SIZES)} or None, got {layout!r}")
+        policy_input = (INPUT_SIZES[layout], partial(batch_inputs, layout))
+    return AllFoursVectorEnv(num_envs, opponents, make_bot=make, policy_input=policy_input, **kwargs)
 
 
 def parse_options(spec: str, text: str) -> dict[str, int | float | bool | str]:

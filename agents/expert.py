@@ -634,7 +634,11 @@ def expert_actions(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     if not masks.any(axis=1).all():
         raise ValueError("no legal action in a mask: that seat is not the one to act")
     out = np.empty(len(observations), dtype=np.int64)
-    for where, equity in _by_rules(observations):
+    groups = _by_rules(observations)
+    if len(groups) == 1:  # one rule set (the usual case): no copies
+        _actions_kernel(observations, masks, groups[0][1], out)
+        return out
+    for where, equity in groups:
         picked = np.empty(len(where), dtype=np.int64)
         _actions_kernel(observations[where], masks[where], equity, picked)
         out[where] = picked

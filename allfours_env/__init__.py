@@ -4,19 +4,33 @@
 >>> env = allfours_env.env()            # rule variants as keyword arguments (docs/rules.md table A0)
 >>> env.reset(seed=0)
 >>> single = agents.single_agent_env(opponents="rule_based")   # Gymnasium, one team vs bots (import agents)
+>>> envs = gymnasium.make_vec("AllFours-v1", num_envs=256, opponents="expert")  # a Gymnasium vector env
 
 ``allfours_env.vector.VectorGame`` plays many matches at once (imported on demand: it loads numba).
+Importing this package registers ``AllFours-v1`` with Gymnasium: ``gymnasium.make`` gives the
+single-agent env, ``gymnasium.make_vec`` the vector env (:mod:`allfours_env.gym_vector`); both
+take bots by name, through the bots package (``agents``), loaded only when an env is made.
 """
+
+import gymnasium as _gymnasium
 
 from .cards import card_text, parse_card
 from .engine import BEG, GIVE_ONE, N_ACTIONS, RUN, STAND, Event, Game, IllegalActionError, action_text
 from .env import env, raw_env
+from .gym_vector import AllFoursVectorEnv, vector_env
 from .observation import LAYOUT, OBS_SIZE, STATE_SIZE, View, decode, encode
 from .rules import DEFAULT_RULES, RULE_KEYS, Rules
 from .single import SingleAgentEnv, single_agent_env
 
+ENV_ID = "AllFours-v1"
+if ENV_ID not in _gymnasium.registry:
+    _gymnasium.register(
+        ENV_ID, entry_point="agents.base:single_agent_env", vector_entry_point="agents.base:vector_env",
+        disable_env_checker=True, order_enforce=False,
+    )
+
 __all__ = [
-    "BEG", "DEFAULT_RULES", "Event", "GIVE_ONE", "Game", "IllegalActionError", "LAYOUT", "N_ACTIONS",
-    "OBS_SIZE", "RULE_KEYS", "RUN", "Rules", "STAND", "STATE_SIZE", "SingleAgentEnv", "View", "action_text",
-    "card_text", "decode", "encode", "env", "parse_card", "raw_env", "single_agent_env",
+    "BEG", "DEFAULT_RULES", "ENV_ID", "GIVE_ONE", "LAYOUT", "N_ACTIONS", "OBS_SIZE", "RULE_KEYS", "RUN", "STAND",
+    "STATE_SIZE", "AllFoursVectorEnv", "Event", "Game", "IllegalActionError", "Rules", "SingleAgentEnv", "View",
+    "action_text", "card_text", "decode", "encode", "env", "parse_card", "raw_env", "single_agent_env", "vector_env",
 ]

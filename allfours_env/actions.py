@@ -89,6 +89,9 @@ def action_text(action: int) -> str:
 
 def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     """A deck as a list of ints, or a ValueError if it is not a permutation of 0..51."""
+    if isinstance(deck, np.ndarray) and deck.shape == (N_CARDS,) and deck.dtype.kind in "iu":  # a shuffle: quick
+        if deck.min() >= 0 and deck.max() < N_CARDS and np.bincount(deck, minlength=N_CARDS).max() == 1:
+            return deck.tolist()
     if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence | np.ndarray):
         raise ValueError(f"{where} must be a sequence of 52 card indices (ints 0..51), got {type(deck).__name__}")
     bad = [c for c in deck if isinstance(c, bool) or not isinstance(c, int | np.integer)]

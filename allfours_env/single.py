@@ -74,12 +74,21 @@ def single_agent_env(opponents: Any, **kwargs: Any) -> SingleAgentEnv:
     return SingleAgentEnv(opponents, **kwargs)
 
 
-def _seat_bots(source: Any, seats: int, what: str, make_bot: Callable[[str], Bot] | None) -> BotsDraw:
+def check_team(team: Any) -> int | None:
+    """``team`` as the envs take it (0, 1 or None); a ValueError for anything else."""
+    is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
+    if not (team is None or is_int and team in (0, 1)):
+        raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
+    return None if team is None else int(team)  # a numpy integer counts as an int
+
+
+def seat_bots(source: Any, seats: int, what: str, make_bot: Callable[[str], Bot] | None) -> BotsDraw:
     """The bots of ``seats`` seats for one ``source`` (see the module docstring); bad sources raise now."""
     if isinstance(source, str):
         if make_bot is None:  # allfours_env knows the bot protocol, not the bots
             raise TypeError(
-                f"{what}: the bot name {source!r} needs the bots package: agents.single_agent_env(...) takes names, "
+                f"{what}: the bot name {source!r} needs the bots package: agents.single_agent_env and "
+                "agents.vector_env take names, "
                 "or pass a bot instance (agents.make(name))"
             )
         bots = [make_bot(source) for _ in range(seats)]  # an unknown name raises ValueError here
@@ -114,20 +123,17 @@ class SingleAgentEnv(gym.Env):
                                      ("illegal", illegal, ILLEGAL_MODES)):  # fmt: skip
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
-        if not (team is None or is_int and team in (0, 1)):
-            raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
-        team = None if team is None else int(team)  # a numpy integer counts as an int
+        team = check_team(team)
         self.rules = Rules.from_kwargs(**rules)
         self.reward_mode, self.episode, self.illegal, self.fixed_team = reward, episode, illegal, team
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != N_TEAMS:
                 raise ValueError(f"opponents: one bot source, or a pair (one per opponent seat), got {len(opponents)}")
-            draws = [_seat_bots(source, 1, f"opponents[{i}]", make_bot) for i, source in enumerate(opponents)]
+            draws = [seat_bots(source, 1, f"opponents[{i}]", make_bot) for i, source in enumerate(opponents)]
             self._draw_opponents: BotsDraw = lambda rng: [draw(rng)[0] for draw in draws]
         else:
-            self._draw_opponents = _seat_bots(opponents, N_TEAMS, "opponents", make_bot)
-        self._draw_partner: BotsDraw = (lambda rng: []) if partner is None else _seat_bots(partner, 1, "partner", make_bot)
+            self._draw_opponents = seat_bots(opponents, N_TEAMS, "opponents", make_bot)
+        self._draw_partner: BotsDraw = (lambda rng: []) if partner is None else seat_bots(partner, 1, "partner", make_bot)
         self.observation_space = gym.spaces.Box(0.0, observation_high(self.rules), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.team = 0

@@ -43,6 +43,7 @@ from .actions import (
     PHASE_NAMES,
     Event,
     action_text,
+    check_deck,
     check_seed,
     check_start,
     first_dealer,
@@ -128,6 +129,28 @@ class VectorGame:
         """
         n = self.n
         streams = np.random.SeedSequence(check_seed(seed)).generate_state(n, np.uint64)
+        everywhere = np.ones(n, dtype=bool)
+        decks, dealers, scores = self._starts(everywhere, options)
+        self._given = np.zeros((n, 0, N_CARDS), dtype=np.int8)
+        self._n_given = np.zeros(n, dtype=np.int64)
+        self._rng = streams
+        return self._start(everywhere, dealers, scores, decks)
+
+    def restart(self, tables: np.ndarray, options: Sequence[dict | None] | None = None) -> np.ndarray:
+        """Start a new match at every table where the bool array ``tables`` is True; the others go
+        on. ``options``: None (score 0-0, dealer by the ``first_dealer`` rule, decks from the
+        table's stream), or a list of ``n`` dicts or Nones as :meth:`reset` takes them (entries of
+        tables not restarted are ignored); bad ones raise a ValueError and change nothing.
+        Returns the points each team gained at each restarted table from its first kick."""
+        tables = self._check_tables(tables)
+        decks, dealers, scores = self._starts(tables, options)
+        return self._start(tables, dealers, scores, decks)
+
+    def _starts(
+        self, tables: np.ndarray, options: Sequence[dict | None] | None
+    ) -> tuple[list[list[list[int]]], np.ndarray, np.ndarray]:
+        """The checked decks, dealers (-1: by the rule) and scores of the starts at ``tables``."""
+        n = self.n
         if options is not None:
             listed = isinstance(options, Sequence) and not isinstance(options, str | bytes)
             listed = listed or isinstance(options, np.ndarray) and options.ndim == 1
@@ -137,31 +160,23 @@ class VectorGame:
                     f"options must be None or a list of {n} dicts or Nones, one per table (each dict with keys "
                     f"{RESET_OPTIONS}); got {got}"
                 )
-        decks: list[list[list[int]]] = []
+        decks: list[list[list[int]]] = [[] for _ in range(n)]
         dealers = np.full(n, -1, dtype=np.int64)
         scores = np.zeros((n, 2), dtype=np.int64)
-        for t, table_options in enumerate(options or [None] * n):
-            table_decks, dealers[t], scores[t] = self._check_options(t, table_options)
-            decks.append(table_decks)
-        most = max(map(len, decks), default=0)
-        given = np.zeros((n, most, N_CARDS), dtype=np.int8)
-        for t, table_decks in enumerate(decks):
-            if table_decks:
-                given[t, : len(table_decks)] = table_decks
-        self._given, self._n_given = given, np.array([len(d) for d in decks], dtype=np.int64)
-        self._rng = streams
-        return self._start(np.ones(n, dtype=bool), dealers, scores)
+        if options is not None:
+            for t in np.flatnonzero(tables):
+                decks[t], dealers[t], scores[t] = self._check_options(int(t), options[t])
+        return decks, dealers, scores
 
-    def restart(self, tables: np.ndarray) -> np.ndarray:
-        """Start a new match (score 0-0, dealer by the ``first_dealer`` rule, decks from the
-        table's stream) at every table where the bool array ``tables`` is True; the others go on.
-        Returns the points each team gained at each restarted table from its first kick."""
-        tables = self._check_tables(tables)
+    def _start(
+        self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray, decks: list[list[list[int]]]
+    ) -> np.ndarray:
+        """Start matches at ``tables`` with ``decks[t]`` given first; a dealer of -1 is drawn by
+        the first_dealer rule from the table's stream."""
         self._n_given[tables] = 0
-        return self._start(tables, np.full(self.n, -1, dtype=np.int64), np.zeros((self.n, 2), dtype=np.int64))
-
-    def _start(self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Start matches at ``tables``; a dealer of -1 is drawn by the first_dealer rule from the table's stream."""
+        for t in np.flatnonzero(tables):
+            for deck in decks[t]:
+                self._give(int(t), deck)
         scratch = np.empty(N_CARDS, dtype=np.int8)
 
         def permutation(t: int) -> np.ndarray:
@@ -196,7 +211,9 @@ class VectorGame:
     def give_deck(self, table: int, deck: Sequence[int]) -> None:
         """Queue ``deck`` (a permutation of 0..51) for ``table``'s next deal that has none given:
         deals take the given decks in order, then shuffle from the table's stream."""
-        deck = check_start(self.rules, [deck], None, None)[0][0]
+        self._give(table, check_deck(deck))
+
+    def _give(self, table: int, deck: Sequence[int]) -> None:
         count = int(self._n_given[table])
         if count == self._given.shape[1]:
             grown = np.zeros((self.n, max(4, 2 * count), N_CARDS), dtype=np.int8)
@@ -300,9 +317,21 @@ class VectorGame:
         k.legal_masks(self._st, self._bs, self._params, self._mask)
         return self._mask.copy()
 
-    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+    def observe(self, seats: np.ndarray | None = None, tables: np.ndarray | None = None) -> np.ndarray:
         """float32 (n, OBS_SIZE): each table's observation for the seat to act (seat 0 where the
-        table is over), or for ``seats[t]`` (int array of seats 0..3) if given."""
+        table is over), or for ``seats[t]`` (int array of seats 0..3) if given; with ``tables``
+        (an int array of table indices), only those tables' rows, in that order."""
+        if tables is not None:
+            tables = np.asarray(tables)
+            if tables.ndim != 1 or tables.dtype.kind not in "iu" or ((tables < 0) | (tables >= self.n)).any():
+                raise ValueError(f"tables must be a 1-d int array of table indices 0..{self.n - 1}")
+            chosen = self._st[tables, k.CURRENT] if seats is None else np.asarray(seats)[tables]
+            out = np.empty((len(tables), OBS_SIZE), dtype=np.float32)
+            k.observe_all(
+                self._st[tables], self._bs[tables], self._trick_no[tables], np.maximum(chosen, 0).astype(np.int64),
+                self._params, self._rules_block, out,
+            )  # fmt: skip
+            return out
         if seats is None:
             seats = np.maximum(self._st[:, k.CURRENT], 0)
         else:

@@ -1,0 +1,58 @@
+"""Learner steps per second of the Gymnasium vector env, against ``SyncVectorEnv`` over the
+single-agent env in the same run.
+
+    python benchmarks/vector_env_speed.py [--envs 256] [--opponents expert] [--seconds 10] [--layout 3]
+
+Both envs play the same tables (``agents.vector_env`` and ``SyncVectorEnv`` of
+``agents.single_agent_env``, the same opponents, reward "points"), the learner taking a random
+legal action from the mask at every table; opponents' moves happen inside each step and are not
+counted. One process, one thread; each env is warmed up (numba compiles) before it is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from gymnasium.vector import SyncVectorEnv
+
+import agents
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.where(masks > 0, rng.random(masks.shape), -1.0).argmax(axis=1)
+
+
+def steps_per_second(envs, masks_of, seconds: float) -> float:
+    """Learner steps per second (one step of every table counts num_envs)."""
+    rng = np.random.default_rng(0)
+    envs.reset(seed=0)
+    for _ in range(20):  # warm-up
+        envs.step(random_legal(masks_of(envs), rng))
+    steps, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        envs.step(random_legal(masks_of(envs), rng))
+        steps += envs.num_envs
+    return steps / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, default=256)
+    parser.add_argument("--opponents", default="expert")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--layout", type=int, default=None, help="observations as this policy input layout")
+    args = parser.parse_args()
+    ours = agents.vector_env(args.envs, args.opponents, reward="points", layout=args.layout)
+    fast = steps_per_second(ours, lambda e: e.action_masks(), args.seconds)
+    theirs = SyncVectorEnv([lambda: agents.single_agent_env(args.opponents, reward="points") for _ in range(args.envs)])
+    slow = steps_per_second(theirs, lambda e: np.stack(e.call("action_masks")), args.seconds)
+    what = f"{args.envs} envs, {args.opponents} opponents" + (f", layout {args.layout}" if args.layout else "")
+    print(
+        f"{what}: vector env {fast:,.0f} steps/s; SyncVectorEnv over single_agent_env {slow:,.0f}; {fast / slow:.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
