@@ -132,6 +132,7 @@ class AllFoursVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}")
         self.num_envs = n = int(num_envs)
         self.fixed_team = check_team(team)
+        self.opponents, self.partner = opponents, partner  # as given (e.g. a pool the trainer updates)
         self._alias: dict[int, Bot] = {}  # bots that answer as another one does, by id
         self.reward_mode, self.episode = reward, episode
         self.game = VectorGame(n, episode=episode, **rules)  # bad rule keys or values raise here

@@ -1,8 +1,10 @@
-"""The Ray RLlib backend: the MultiAgentEnv adapter's rewards and observations, the action masks,
-the league's seat plan, one short training run that exports a playable policy, and bad input."""
+"""The Ray RLlib backend: RLlib's env runner sampling the vector env in its own episodes (rewards,
+masks), the league, the masked module and its export, one short training run that resumes and
+exports a playable policy, and bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -17,23 +19,25 @@ ray = pytest.importorskip("ray")
 
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
-from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner  # noqa: E402
+from ray.tune.registry import register_env  # noqa: E402
 
 import agents  # noqa: E402
-from agents.features import policy_input  # noqa: E402
+from agents.policy import PolicyBot, input_size, load_weights  # noqa: E402
+from allfours_env.engine import Game  # noqa: E402
+from allfours_env.gym_vector import AllFoursVectorEnv  # noqa: E402
 from allfours_env.match import Match  # noqa: E402
-from agents.policy import OBS_LAYOUT, PolicyBot, load_weights  # noqa: E402
-from allfours_env.engine import AWARD_KINDS, Game  # noqa: E402
-from allfours_env.observation import encode_with_mask  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import ConfigError  # noqa: E402
-from train.rllib.config import RLLIB_CONFIG, load_rllib_config  # noqa: E402
-from train.rllib.env import MASK_KEY, OBS_KEY, AllFoursMultiAgentEnv  # noqa: E402
+from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config  # noqa: E402
+from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_env  # noqa: E402
 from train.rllib.export import weights_from_module_state  # noqa: E402
-from train.rllib.league import MAIN, SeatPlan, league_ids  # noqa: E402
+from train.rllib.league import League, LeagueWeights  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
+from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+PRETRAINED = ROOT / "agents" / "pretrained" / "allfours_v1.npz"
 TINY_CONFIG = """\
 run_name: tiny
 total_steps: 1000
@@ -53,166 +57,149 @@ rules: {target_score: 7}
 """
 
 
-def award_balance(game: Game) -> int:
-    """Team 0's points minus team 1's, from the engine's award log."""
-    return sum(e.points if e.team == 0 else -e.points for e in game.events if e.kind in AWARD_KINDS)
+def tiny_config(tmp_path: Path, **changes) -> RLlibConfig:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CONFIG)
+    return dataclasses.replace(load_rllib_config(path, output_dir=str(tmp_path)), **changes)
 
 
-def play(env: AllFoursMultiAgentEnv, seed: int, choose) -> tuple[MultiAgentEpisode, np.ndarray, int, int]:
-    """One match recorded in RLlib's own MultiAgentEpisode; ``choose(seat, obs) -> action``.
-
-    Returns the episode, the rewards summed per seat, the team that moved last, and how many
-    awards went to a team in a step where the other team moved.
-    """
-    episode = MultiAgentEpisode(observation_space=env.observation_spaces, action_space=env.action_spaces)
-    obs, infos = env.reset(seed=seed)
-    episode.add_env_reset(observations=obs, infos=infos)
-    totals = np.zeros(4)
-    off_turn = 0
-    while True:
-        assert len(obs) == 1, "only the seat to act gets an observation"
-        (seat, seen), = obs.items()
-        game = env.match.game
-        assert seat == game.current
-        observation, mask = encode_with_mask(game, seat)
-        np.testing.assert_array_equal(seen[OBS_KEY], policy_input(observation, mask))
-        np.testing.assert_array_equal(seen[MASK_KEY], mask.astype(np.float32))
-        assert env.observation_spaces[seat].contains(seen)
-        action = {seat: choose(seat, seen)}
-        logged = len(game.events)
-        obs, rewards, terminateds, truncateds, infos = env.step(action)
-        episode.add_env_step(obs, action, rewards, infos=infos, terminateds=terminateds, truncateds=truncateds)
-        for s, r in rewards.items():
-            totals[s] += r
-        off_turn += sum(1 for e in game.events[logged:] if e.kind in AWARD_KINDS and e.team != seat % 2)
-        if terminateds["__all__"]:
-            return episode, totals, seat % 2, off_turn
+def runner_of(config: RLlibConfig) -> SingleAgentEnvRunner:
+    """RLlib's own env runner, as the trainer's config builds it, with the league's weights set."""
+    register_env(ENV_NAME, make_vector_env)
+    runner = SingleAgentEnvRunner(config=algorithm_config(config))
+    weights = module_weights(runner.module)
+    league_of(runner.env).set_weights(weights, {slot: weights for slot in range(config.league_size)})
+    return runner
 
 
-def random_chooser(seed: int):
-    rng = np.random.default_rng(seed)
-    return lambda seat, seen: int(rng.choice(np.flatnonzero(seen[MASK_KEY])))
+def module_weights(module) -> dict:
+    return weights_from_module_state({k: v.detach().numpy() for k, v in module.state_dict().items()}, ACTIVATION, LAYOUT)
 
 
-@pytest.mark.parametrize("target", [14, 7])
-def test_points_rewards_per_team_equal_the_award_log_in_rllibs_episode(target):
-    env = AllFoursMultiAgentEnv({"rules": {"target_score": target}, "reward": "points"})
-    last_movers, off_turn_awards = set(), 0
-    for seed in range(40):
-        episode, totals, last, off_turn = play(env, seed, random_chooser(seed))
-        game = env.match.game
-        balance = award_balance(game) / target
-        assert game.is_over and max(game.scores) >= target
-        np.testing.assert_allclose(totals, [balance, -balance, balance, -balance], atol=1e-9)
-        returns = [episode.agent_episodes[s].get_return() for s in range(4)]  # what RLlib learns from
-        np.testing.assert_allclose(returns, totals, atol=1e-9)
-        last_movers.add(last)
-        off_turn_awards += off_turn
-    assert last_movers == {0, 1}  # the final award reaches both teams whichever moved last
-    assert off_turn_awards > 100  # awards made on the other team's turns are covered
+@pytest.mark.parametrize("reward", ["points", "match"])
+def test_rllib_samples_the_vector_env_in_its_own_episodes(tmp_path, reward):
+    config = tiny_config(tmp_path, reward=reward, num_env_runners=0, num_envs_per_env_runner=4)
+    runner = runner_of(config)
+    assert isinstance(runner.env.unwrapped, AllFoursVectorEnv) and runner.env.num_envs == 4
+    episodes = runner.sample(num_episodes=12, random_actions=False)
+    done = [e for e in episodes if e.is_terminated]
+    assert len(done) >= 12
+    for episode in done:
+        observations, actions = episode.get_observations(), episode.get_actions()
+        for i, action in enumerate(actions):  # every action RLlib took was legal where it was taken
+            assert observations[OBS_KEY][i].shape == (input_size(LAYOUT),)
+            assert observations[MASK_KEY][i][action] == 1.0
+        final = episode.get_infos(-1)
+        scores, team = final["scores"], final["team"]
+        if reward == "points":  # every award reached the learner once, scaled by the target
+            assert episode.get_return() == pytest.approx((scores[team] - scores[1 - team]) / 7)
+        else:
+            assert episode.get_return() == (1.0 if scores[team] > scores[1 - team] else -1.0)
+        assert not observations[MASK_KEY][-1].any()  # the end: nothing legal
 
 
-def test_match_reward_is_plus_minus_one_for_every_seat():
-    env = AllFoursMultiAgentEnv({"reward": "match", "rules": {"target_score": 7}})
-    for seed in range(20):
-        episode, totals, _, _ = play(env, seed, random_chooser(seed))
-        winner = env.match.game.winner
-        expected = [1.0 if s % 2 == winner else -1.0 for s in range(4)]
-        np.testing.assert_array_equal(totals, expected)
-        np.testing.assert_array_equal([episode.agent_episodes[s].get_return() for s in range(4)], expected)
+def test_the_league_draws_from_the_tables_generators_and_keeps_its_snapshots(tmp_path):
+    league = League(seed=0, self_play=0.5, size=3)
+    drawn = [league(np.random.default_rng(i)) for i in range(200)]
+    assert {id(o) for o in drawn} == {id(league.main), *(id(s) for s in league.snapshots)}
+    assert [id(league(np.random.default_rng(i))) for i in range(200)] == [id(o) for o in drawn]
+    with pytest.raises(RuntimeError, match="no weights yet"):
+        league.main.act_batch(np.zeros((1, 10), np.float32), np.ones((1, 56), bool))
+    weights = load_weights(PRETRAINED)
+    keeper = LeagueWeights(size=3, snapshot_every=100)
+    assert set(keeper.update(weights, 0, 0)) == {0, 1, 2}  # the start: every slot
+    assert keeper.update(weights, 0, 90) == {}
+    assert set(keeper.update(weights, 90, 210)) == {1}  # the second snapshot due: slot 1
+    keeper.save(tmp_path)
+    again = LeagueWeights(size=3, snapshot_every=100)
+    again.load(tmp_path)
+    for a, b in zip(keeper.snapshots, again.snapshots, strict=True):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    league.set_weights(weights, dict(enumerate(again.snapshots)))
+    env = agents.vector_env(3, "random", dict_observation=True)
+    seen, info = env.reset(seed=0)
+    actions = league.snapshots[0].act_batch(seen["observation"], info["action_mask"] > 0)
+    assert all(info["action_mask"][t, a] for t, a in enumerate(actions))
 
 
-def test_rule_variants_episodes_and_reset_options_pass_through():
-    env = AllFoursMultiAgentEnv({"rules": {"target_score": 5, "kick_points": "tobago"}, "episode": "deal"})
-    assert env.match is None and env.rules.target_score == 5 and env.rules.kick_points == "tobago"
-    deck = list(range(52))
-    env.reset(seed=3, options={"decks": [deck], "dealer": 0, "scores": [2, 1]})
-    assert env.match.game.dealer == 0 and env.match.game.episode == "deal"
-    play(env, 3, random_chooser(3))
-    assert env.match.game.deal_number == 1  # a deal episode ends after one deal
-    before, rng_state = env.match, env.rng.bit_generator.state
-    with pytest.raises(ValueError, match="dealer"):
-        env.reset(seed=4, options={"dealer": 9})  # refused before anything changes
-    assert env.match is before and env.rng.bit_generator.state == rng_state
-    with pytest.raises(ValueError, match="reward must be one of"):
-        AllFoursMultiAgentEnv({"reward": "win"})
-    with pytest.raises(ValueError, match="unknown env_config"):
-        AllFoursMultiAgentEnv({"rule": {}})
-    with pytest.raises(ValueError, match="target_score"):
-        AllFoursMultiAgentEnv({"rules": {"target_score": 0}})
-
-
-def build_module(env: AllFoursMultiAgentEnv, net_arch=(32,)):
+def build_module(env, net_arch=(32,)):
+    """The masked PPO module, whole (learner side: actor and critic), for the env's spaces."""
     spec = module_spec(list(net_arch))
-    spec.observation_space, spec.action_space = env.observation_spaces[0], env.action_spaces[0]
+    spec.observation_space, spec.action_space = env.single_observation_space, env.single_action_space
     return spec.build()
 
 
-def batch_of(seen: dict) -> dict:
-    return {Columns.OBS: {k: torch.as_tensor(v)[None] for k, v in seen.items()}}
-
-
 def test_masked_module_never_gives_an_illegal_action_probability():
-    env = AllFoursMultiAgentEnv({"rules": {"target_score": 7}})
+    env = make_vector_env({"num_envs": 8, "rules": {"target_score": 7}})
     module = build_module(env)
+    league_of(env).set_weights(module_weights(module), {0: module_weights(module)})
+    seen, _ = env.reset(seed=0)
     generator = torch.Generator().manual_seed(0)
-    decisions = 0
-
-    def sample(seat, seen):
-        nonlocal decisions
-        decisions += 1
+    ended = 0
+    for _ in range(150):
         legal = seen[MASK_KEY] > 0
+        ended += int((~legal.any(axis=1)).sum())  # a match's last observation: its action is ignored
+        legal[~legal.any(axis=1)] = True
         with torch.no_grad():
-            for forward in (module.forward_exploration, module.forward_inference):
-                probs = torch.softmax(forward(batch_of(seen))[Columns.ACTION_DIST_INPUTS][0], -1).numpy()
-                assert (probs[~legal] == 0).all() and probs[legal].sum() == pytest.approx(1.0, abs=1e-5)
-            train_batch = batch_of(seen)
+            for forward in (module.forward_exploration, module.forward_inference):  # each takes the mask out
+                batch = {Columns.OBS: {k: torch.as_tensor(v) for k, v in seen.items()}}
+                probs = torch.softmax(forward(batch)[Columns.ACTION_DIST_INPUTS], -1).numpy()
+                assert (probs[~legal] == 0).all()
+            train_batch = {Columns.OBS: {k: torch.as_tensor(v) for k, v in seen.items()}}
             module.compute_values(train_batch)  # what PPO's learner runs first; it sets the batch's mask
-            logits = module.forward_train(train_batch)[Columns.ACTION_DIST_INPUTS][0]
+            logits = module.forward_train(train_batch)[Columns.ACTION_DIST_INPUTS]
             assert (torch.softmax(logits, -1).numpy()[~legal] == 0).all()
-            probs = torch.softmax(module.forward_exploration(batch_of(seen))[Columns.ACTION_DIST_INPUTS], -1)
-        return int(torch.multinomial(probs[0], 1, generator=generator))  # the env raises on an illegal one
-
-    for seed in range(30):
-        play(env, seed, sample)
-    assert decisions > 2000
+        actions = torch.multinomial(torch.as_tensor(probs), 1, generator=generator)
+        seen, *_ = env.step(actions[:, 0].numpy())  # the env raises on an illegal action
+    assert ended > 0
 
 
 def test_export_computes_the_modules_logits():
-    env = AllFoursMultiAgentEnv()
+    env = make_vector_env({"num_envs": 2})
     module = build_module(env, (32, 16))
-    state = {k: v.detach().numpy() for k, v in module.state_dict().items()}
-    weights = weights_from_module_state(state, ACTIVATION)
-    assert int(weights["obs_layout"]) == OBS_LAYOUT
+    weights = module_weights(module)
+    assert int(weights["obs_layout"]) == LAYOUT
     bot = PolicyBot(weights)
-    obs, _ = env.reset(seed=0)
-    (_, seen), = obs.items()
-    unmasked = {OBS_KEY: seen[OBS_KEY], MASK_KEY: np.ones_like(seen[MASK_KEY])}
+    league_of(env).set_weights(weights, {0: weights})
+    seen, _ = env.reset(seed=0)
+    unmasked = {OBS_KEY: torch.as_tensor(seen[OBS_KEY]), MASK_KEY: torch.ones(2, 56)}
     with torch.no_grad():
-        expected = module.forward_inference(batch_of(unmasked))[Columns.ACTION_DIST_INPUTS][0].numpy()
+        expected = module.forward_inference({Columns.OBS: unmasked})[Columns.ACTION_DIST_INPUTS].numpy()
     np.testing.assert_allclose(bot.logits(seen[OBS_KEY]), expected, rtol=1e-4, atol=1e-5)
 
 
-def test_seat_plan_shares_modules_per_team_and_swaps_seats():
-    plan = SeatPlan(seed=0, self_play=0.5, league_size=3)
+def test_a_run_can_start_from_a_policy_file(tmp_path):
+    student = ROOT / "agents" / "pretrained" / "student_v1.npz"
+    config = tiny_config(tmp_path, net_arch=[256, 256], init_policy=str(student), num_env_runners=1)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = algorithm_config(config).build_algo()
+        start_from_policy(algo, config.init_policy)
+        exported, expected = export_main(algo), load_weights(student)
+        assert exported.keys() == expected.keys()
+        for key in expected:
+            np.testing.assert_array_equal(exported[key], expected[key])
+        name = "encoder.actor_encoder.net.mlp.0.weight"  # what the env runner samples with
+        (sampled,) = algo.env_runner_group.foreach_env_runner(
+            lambda r: r.module.state_dict()[name].numpy(), local_env_runner=False
+        )
+        np.testing.assert_array_equal(sampled, expected["w0"].T)
+        algo.stop()
+    finally:
+        ray.shutdown()
+    with pytest.raises(ConfigError, match=r"does not fit the module: .*hidden layers \[256, 256\]"):
+        tiny_config(tmp_path, init_policy=str(student))  # net_arch [32]
+    with pytest.raises(ConfigError, match="init_policy"):
+        tiny_config(tmp_path, init_policy=str(tmp_path / "missing.npz"))
 
-    class Episode:
-        def __init__(self, i):
-            self.id_ = f"episode-{i}"
 
-    main_teams, opponents = set(), set()
-    for i in range(200):
-        episode = Episode(i)
-        modules = [plan(seat, episode) for seat in range(4)]
-        assert modules[0] == modules[2] and modules[1] == modules[3]
-        assert MAIN in modules
-        main_teams.add(modules.index(MAIN) % 2)
-        opponents.add(modules[1] if modules[0] == MAIN else modules[0])
-        assert [plan(seat, episode) for seat in range(4)] == modules  # one plan per match
-    assert main_teams == {0, 1}
-    assert opponents == {MAIN, *league_ids(3)}
-    again = SeatPlan(seed=0, self_play=0.5, league_size=3)
-    assert [again(0, Episode(i)) for i in range(50)] == [plan(0, Episode(i)) for i in range(50)]
+def test_env_config_errors():
+    with pytest.raises(ValueError, match="reward must be one of"):
+        make_vector_env({"reward": "win"})
+    with pytest.raises(ValueError, match="unknown env_config"):
+        make_vector_env({"rule": {}})
+    with pytest.raises(ValueError, match="target_score"):
+        make_vector_env({"rules": {"target_score": 0}})
 
 
 def test_config_errors_name_the_key(tmp_path):
@@ -236,7 +223,7 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     assert re.search(r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  vs random", err), err
     run = tmp_path / "tiny"
     final = run / "final.npz"
-    assert int(load_weights(final)["obs_layout"]) == OBS_LAYOUT
+    assert int(load_weights(final)["obs_layout"]) == LAYOUT
     assert (run / "checkpoints" / "latest").is_file()
     assert any((run / "tensorboard").iterdir())
     resume = ["--backend", "rllib", "--run-name", "tiny", "--output-dir", str(tmp_path), "--resume"]

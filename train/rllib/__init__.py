@@ -2,10 +2,11 @@
 
 One job per module:
 
-* :mod:`.env`: the engine as an RLlib ``MultiAgentEnv`` (turn-based; rewards to every seat);
+* :mod:`.env`: the Gymnasium vector env over the vector engine as RLlib's env runners sample it
+  (``gym_env_vectorize_mode="vector_entry_point"``): the learner's team against the league;
 * :mod:`.module`: the action-masking PPO RLModule;
-* :mod:`.league`: who plays which seat (team-shared modules, seats swapped between matches) and
-  the league of frozen snapshots, refreshed by a callback;
+* :mod:`.league`: the other team inside the env (the learner's latest weights, or a frozen
+  snapshot), each network answering all its tables in one forward pass;
 * :mod:`.export`: the trained actor as the numpy policy file ``agents.make`` loads;
 * :mod:`.config`: the YAML config (``configs/rllib.yaml``);
 * :mod:`.cluster`: starting Ray locally or joining a cluster;

@@ -28,7 +28,7 @@ MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description="Self-play PPO for All Fours on Ray RLlib.")
     parser.add_argument("--backend", choices=["rllib"], default="rllib", help=argparse.SUPPRESS)
-    add_run_arguments(parser, RLLIB_CONFIG, "environment steps (decisions of all seats) to train for")
+    add_run_arguments(parser, RLLIB_CONFIG, "environment steps (the learner's decisions) to train for")
     parser.add_argument(
         "--address", help=f"HOST:PORT of a running Ray cluster's head (default: ${ADDRESS_ENV}, else a local Ray)"
     )

@@ -1,8 +1,8 @@
 """Options of the RLlib backend: one typed dataclass, read from YAML (``configs/rllib.yaml``).
 
 Same rules as :mod:`train.config`: every key must be a field below with a value of its type,
-anything else is a ``ConfigError`` naming the key. Steps are environment steps: every decision
-of every seat.
+anything else is a ``ConfigError`` naming the key. Steps are environment steps: the learner's
+decisions (the league's, made inside the env, are not counted).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ class RLlibConfig:
     output_dir: str = "runs"
     seed: int = 0
     total_steps: int = 500_000
-    # Ray: env runners (one CPU each, spread over the cluster's nodes) and envs in each
+    # Ray: env runners (one CPU each, spread over the cluster's nodes) and tables of the vector env in each
     num_env_runners: int = 2
-    num_envs_per_env_runner: int = 4
+    num_envs_per_env_runner: int = 64
     # game: rule variants (docs/rules.md table A0), reward ("points" or "match"), episode ("match" or "deal")
     rules: dict[str, Any] = field(default_factory=dict)
     reward: str = "points"
@@ -46,7 +46,9 @@ class RLlibConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    # league (train/rllib/league.py): the chance that main plays itself, else a frozen snapshot
+    # start main's actor from a policy file (.npz of the advised input, relu, hidden layers net_arch); "" : random
+    init_policy: str = ""
+    # league (train/rllib/league.py): the chance that main plays its latest self, else a frozen snapshot
     self_play: float = 0.5
     league_size: int = 4
     snapshot_every: int = 50_000
@@ -74,6 +76,8 @@ class RLlibConfig:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
         for name in self.eval_opponents:
             _check_bot("eval_opponents", name)
+        if self.init_policy:
+            _check_init_policy(self.init_policy, self.net_arch)
 
     @property
     def run_dir(self) -> Path:
@@ -81,6 +85,23 @@ class RLlibConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _check_init_policy(path: str, net_arch: list[int]) -> None:
+    """The file must load (safely) and fit the module: the advised input, relu, hidden layers net_arch."""
+    from agents.policy import ACTIVATION_KEY, ADVISED_LAYOUT, LAYOUT_KEY, CheckpointError, hidden_layers, load_weights
+
+    try:
+        weights = load_weights(path)
+    except (OSError, CheckpointError) as err:
+        raise ConfigError(f"init_policy: {err}") from None
+    sizes = [int(weights[f"b{i}"].shape[0]) for i in range(hidden_layers(weights))]
+    layout, activation = int(weights[LAYOUT_KEY]), str(weights[ACTIVATION_KEY])
+    if layout != ADVISED_LAYOUT or activation != "relu" or sizes != list(net_arch):
+        raise ConfigError(
+            f"init_policy {path} does not fit the module: it reads input layout {layout}, uses {activation} and "
+            f"hidden layers {sizes}; the module needs layout {ADVISED_LAYOUT}, relu and net_arch {list(net_arch)}"
+        )
 
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:

@@ -1,89 +1,104 @@
-"""Self-play with a league: who plays which seat, and the frozen snapshots.
+"""The league: who plays the other team against ``main``, inside the vector env.
 
-Modules: ``main`` (trained) and ``league_0 .. league_{n-1}`` (frozen: not in
-``policies_to_train``). Seats share a module per team (seats 0 and 2 one, 1 and 3 the other).
-In each match :class:`SeatPlan` draws which team ``main`` plays (so seats are swapped between
-matches) and who plays the other team: ``main`` itself with probability ``self_play``, else a
-league snapshot drawn uniformly. The league starts as copies of the initial ``main``; every
-``snapshot_every`` environment steps :class:`LeagueCallback` copies ``main`` over the oldest
-snapshot, on the learner and on every env runner.
+In every match ``main`` (the trained module) plays one team, drawn by the env, and the league
+the other: ``main``'s latest weights with probability ``self_play``, else one of
+``league_size`` frozen snapshots drawn uniformly (both draws from the table's generator, so a
+seeded reset replays them). A :class:`NetworkOpponent` answers every table that drew it in one
+forward pass (:class:`agents.policy.PolicyBot`'s, in numpy), sampling from its masked softmax.
+
+The trainer owns the weights (:class:`LeagueWeights`): it sends ``main``'s to every env runner
+after each training iteration, and every ``snapshot_every`` environment steps copies ``main``
+over the oldest snapshot; the snapshots start as copies of the initial ``main``, and are saved
+in every checkpoint (plain arrays), so a resumed run continues with the same league.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from .env import team_of
+from agents.policy import PolicyBot, Weights, batch_inputs, choose
 
-MAIN = "main"
-PLANS_KEPT = 4096  # plans of recent matches kept per process (far more than run at once)
-N_TEAMS = 2
+LEAGUE_FILE = "league.npz"  # in each checkpoint: the snapshots' weights
 
 
-def league_ids(size: int) -> list[str]:
-    return [f"league_{i}" for i in range(size)]
+class NetworkOpponent:
+    """A network that answers many tables at once, sampling each action (``act_batch``)."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        self.policy: PolicyBot | None = None
+
+    def set_weights(self, weights: Weights) -> None:
+        self.policy = PolicyBot(weights, name="a league network")
+
+    def reset(self, seed: int | None = None) -> None:
+        """Shared by every table that drew it: its draws come from the league's generator."""
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.policy is None:
+            raise RuntimeError("the league has no weights yet: the trainer sends them before sampling")
+        logits = self.policy.logits(batch_inputs(self.policy.layout, observations, masks))
+        return choose(logits, masks, self.rng.random(len(observations)))
 
 
-class SeatPlan:
-    """RLlib's ``policy_mapping_fn``: one plan per match (episode), drawn from a seeded generator."""
+class League:
+    """The env's opponent source: a function ``rng -> bot`` (see :func:`agents.vector_env`)."""
 
-    def __init__(self, seed: int, self_play: float, league_size: int):
-        self.rng = np.random.default_rng(seed)
+    def __init__(self, seed: int, self_play: float, size: int):
+        rng = np.random.default_rng(seed)
         self.self_play = self_play
-        self.league = league_ids(league_size)
-        self._plans: OrderedDict[str, tuple[int, str]] = OrderedDict()
+        self.main = NetworkOpponent(rng)
+        self.snapshots = [NetworkOpponent(rng) for _ in range(size)]
 
-    def plan(self, episode_id: str) -> tuple[int, str]:
-        """(the team ``main`` plays, the module of the other team) for one match."""
-        if episode_id not in self._plans:
-            main_team = int(self.rng.integers(N_TEAMS))
-            opponent = MAIN if self.rng.random() < self.self_play else self.league[self.rng.integers(len(self.league))]
-            self._plans[episode_id] = (main_team, opponent)
-            if len(self._plans) > PLANS_KEPT:
-                self._plans.popitem(last=False)
-        return self._plans[episode_id]
+    def __call__(self, rng: np.random.Generator) -> NetworkOpponent:
+        if rng.random() < self.self_play:
+            return self.main
+        return self.snapshots[int(rng.integers(len(self.snapshots)))]
 
-    def __call__(self, agent_id: int, episode: Any, **kwargs: Any) -> str:
-        main_team, opponent = self.plan(episode.id_)
-        return MAIN if team_of(agent_id) == main_team else opponent
+    def set_weights(self, main: Weights, snapshots: dict[int, Weights]) -> None:
+        self.main.set_weights(main)
+        for slot, weights in snapshots.items():
+            self.snapshots[slot].set_weights(weights)
 
 
-def copy_main_to(algorithm: Any, slots: list[str]) -> None:
-    """Overwrite the modules ``slots`` with ``main``'s weights, on the learner and the env runners."""
-    main = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
-    algorithm.learner_group.set_weights({slot: main for slot in slots})
-    algorithm.env_runner_group.sync_weights(
-        policies=slots, from_worker_or_learner_group=algorithm.learner_group, inference_only=True, timeout_seconds=None
-    )
+class LeagueWeights:
+    """The trainer's copy of the league (see the module docstring)."""
 
+    def __init__(self, size: int, snapshot_every: int):
+        self.size, self.snapshot_every = size, snapshot_every
+        self.snapshots: list[Weights] = []
 
-class LeagueCallback(RLlibCallback):
-    """Fills the league at the start and refreshes one snapshot every ``snapshot_every`` steps.
+    def update(self, main: Weights, steps_before: int, steps: int) -> dict[int, Weights]:
+        """The snapshots that change after training from ``steps_before`` to ``steps``: all of
+        them at the start, then one slot every ``snapshot_every`` steps."""
+        if not self.snapshots:
+            self.snapshots = [main] * self.size
+            return dict(enumerate(self.snapshots))
+        taken = steps // self.snapshot_every  # snapshots due so far
+        if taken > steps_before // self.snapshot_every:
+            slot = (taken - 1) % self.size
+            self.snapshots[slot] = main
+            return {slot: main}
+        return {}
 
-    RLlib builds callbacks without arguments: :func:`league_callback` binds the settings.
-    """
+    def save(self, folder: Path) -> None:
+        arrays = {
+            f"{slot}/{name}": value for slot, weights in enumerate(self.snapshots) for name, value in weights.items()
+        }
+        path = folder / LEAGUE_FILE
+        with path.open("wb") as handle:  # within a checkpoint folder that is written whole, then renamed
+            np.savez(handle, **arrays)
 
-    snapshot_every = 1
-    league_size = 1
-
-    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
-        copy_main_to(algorithm, league_ids(self.league_size))
-
-    def on_train_result(self, *, algorithm: Any, result: dict, **kwargs: Any) -> None:
-        steps = int(result[NUM_ENV_STEPS_SAMPLED_LIFETIME])
-        before = steps - int(result["env_runners"]["num_env_steps_sampled"])
-        taken = steps // self.snapshot_every  # snapshots due so far; stateless, so resume needs nothing
-        if taken > before // self.snapshot_every:
-            slot = league_ids(self.league_size)[(taken - 1) % self.league_size]
-            copy_main_to(algorithm, [slot])
-            result["league_snapshot"] = slot
-
-
-def league_callback(snapshot_every: int, league_size: int) -> type[LeagueCallback]:
-    settings = {"snapshot_every": snapshot_every, "league_size": league_size}
-    return type("BoundLeagueCallback", (LeagueCallback,), settings)
+    def load(self, folder: Path) -> None:
+        """The snapshots of a checkpoint (plain arrays; nothing is unpickled)."""
+        with np.load(folder / LEAGUE_FILE, allow_pickle=False) as data:
+            snapshots: list[dict[str, Any]] = [{} for _ in range(self.size)]
+            for key in data.files:
+                slot, name = key.split("/", 1)
+                snapshots[int(slot)][name] = data[key]
+        if any(not weights for weights in snapshots):
+            raise ValueError(f"{LEAGUE_FILE} holds fewer than the league's {self.size} snapshots")
+        self.snapshots = snapshots

@@ -5,12 +5,13 @@
    when asked explicitly) and restarts from its newest intact checkpoint.
 2. Start Ray (:mod:`.cluster`): locally, or on the cluster at ``--address`` / ``$RAY_ADDRESS``.
 3. Build PPO: ``num_env_runners`` env runners (one CPU each; Ray places them on the cluster's
-   nodes) with ``num_envs_per_env_runner`` envs each (:mod:`.env`), the masked module
-   (:mod:`.module`) as ``main`` plus the frozen league, the seat plan and league callback
-   (:mod:`.league`); the learner runs in this process.
-4. Iterate ``algorithm.train()`` until ``total_steps`` environment steps: log to tensorboard,
-   evaluate the exported actor against bots with duplicate boards (the ``eval`` library),
-   write checkpoints, print progress lines.
+   nodes), each sampling ``num_envs_per_env_runner`` tables of the vector env (:mod:`.env`),
+   where the league (:mod:`.league`) plays the other team; the masked module (:mod:`.module`)
+   is ``main``; the learner runs in this process.
+4. Iterate ``algorithm.train()`` until ``total_steps`` environment steps (the learner's
+   decisions): send ``main``'s weights and the league's new snapshots to the env runners, log to
+   tensorboard, evaluate the exported actor against bots with duplicate boards (the ``eval``
+   library), write checkpoints (the league's snapshots with them), print progress lines.
 5. Write a last checkpoint (so ``--resume --total-steps`` can extend the run) and ``final.npz``,
    the actor in the numpy format :func:`agents.make` loads.
 
@@ -36,10 +37,11 @@ import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.tune.registry import register_env
 from tensorboardX import SummaryWriter
 
-from agents.policy import PolicyBot, Weights, save_weights
+from agents.policy import PolicyBot, Weights, load_weights, save_weights
 from eval import evaluate
 
 from ..checkpoints import (
@@ -59,36 +61,35 @@ from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
 from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
-from .env import AllFoursMultiAgentEnv
-from .export import weights_from_module_state
-from .league import MAIN, SeatPlan, league_callback, league_ids
+from .env import LAYOUT, league_of, make_vector_env
+from .export import module_state_from_weights, weights_from_module_state
+from .league import LeagueWeights
 from .module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
 PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
+ENV_NAME = "allfours_vector"
 
 
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
-    spec = module_spec(config.net_arch)
-    modules = [MAIN, *league_ids(config.league_size)]
-    env_config = {"rules": dict(config.rules), "reward": config.reward, "episode": config.episode}
+    register_env(ENV_NAME, make_vector_env)  # in Ray's registry, which the env runners read
+    env_config = {
+        "rules": dict(config.rules), "reward": config.reward, "episode": config.episode,
+        "self_play": config.self_play, "league_size": config.league_size, "seed": config.seed,
+    }  # fmt: skip
     return (
         PPOConfig()
-        .environment(AllFoursMultiAgentEnv, env_config=env_config, disable_env_checking=True)
+        .environment(ENV_NAME, env_config=env_config, disable_env_checking=True)
         .env_runners(
             num_env_runners=config.num_env_runners,
             num_envs_per_env_runner=config.num_envs_per_env_runner,
             num_cpus_per_env_runner=1,
+            gym_env_vectorize_mode="vector_entry_point",  # the env is a vector env already
         )
         .learners(num_learners=0)  # the learner runs in this process
-        .multi_agent(
-            policies=set(modules),
-            policy_mapping_fn=SeatPlan(config.seed, config.self_play, config.league_size),
-            policies_to_train=[MAIN],
-        )
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: spec for m in modules}))
+        .rl_module(rl_module_spec=module_spec(config.net_arch))
         .training(
             lr=config.learning_rate,
             train_batch_size_per_learner=config.train_batch_size,
@@ -101,7 +102,6 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
             vf_loss_coeff=config.vf_coef,
             grad_clip=config.max_grad_norm,
         )
-        .callbacks(league_callback(config.snapshot_every, config.league_size))
         .debugging(seed=config.seed)
     )
 
@@ -113,12 +113,37 @@ def _node_of(env_runner: object) -> str:
 
 def export_main(algo: Algorithm) -> Weights:
     """``main``'s actor as numpy weights (see :mod:`.export`)."""
-    return weights_from_module_state(algo.learner_group.get_weights(module_ids=[MAIN])[MAIN], ACTIVATION)
+    state = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
+    return weights_from_module_state(state, ACTIVATION, LAYOUT)
 
 
-def save_checkpoint(algo: Algorithm, run_dir: Path, steps: int) -> Path:
+def start_from_policy(algo: Algorithm, path: str) -> None:
+    """Set ``main``'s actor (learner and env runners) to a policy file's weights (checked by the config)."""
+    state = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
+    state = module_state_from_weights(load_weights(path), state)
+    algo.learner_group.set_weights({DEFAULT_MODULE_ID: state})
+    algo.env_runner_group.sync_weights(
+        from_worker_or_learner_group=algo.learner_group, inference_only=True, timeout_seconds=None
+    )  # waits until every env runner has them
+
+
+def send_league(algo: Algorithm, league: LeagueWeights, steps_before: int, steps: int, everything: bool = False) -> None:
+    """``main``'s latest weights, and the snapshots that changed (``everything``: all of them),
+    to every env runner's league."""
+    main = export_main(algo)
+    changed = league.update(main, steps_before, steps)
+    if everything:
+        changed = dict(enumerate(league.snapshots))
+    algo.env_runner_group.foreach_env_runner(
+        lambda runner: league_of(runner.env).set_weights(main, changed) if runner.env is not None else None,
+        local_env_runner=True,
+    )
+
+
+def save_checkpoint(algo: Algorithm, league: LeagueWeights, run_dir: Path, steps: int) -> Path:
     def fill(folder: Path) -> None:
         algo.save_to_path(str(folder.resolve()))
+        league.save(folder)
         write_text_atomic(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
         seal(folder)  # RLlib's files pickle: only this account's own checkpoints are ever loaded
 
@@ -158,7 +183,7 @@ class Progress:
         return (steps - start_steps) / max(time.monotonic() - start - self.eval_seconds, 1e-9)
 
     def log(self, result: dict, steps: int) -> None:
-        for key, value in result.get("learners", {}).get(MAIN, {}).items():
+        for key, value in result.get("learners", {}).get(DEFAULT_MODULE_ID, {}).items():
             if isinstance(value, (int, float, np.number)) and np.isfinite(value):  # scalars; some are NaN early
                 self.writer.add_scalar(f"train/{key}", float(value), steps)
         runners = result.get("env_runners", {})
@@ -221,9 +246,15 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
     algo = None
     try:
         algo = algorithm_config(config).build_algo()
+        league = LeagueWeights(config.league_size, config.snapshot_every)
         if resume:
             algo.restore_from_path(str(folder.resolve()))
+            league.load(folder)
             say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
+        elif config.init_policy:
+            start_from_policy(algo, config.init_policy)
+            say(f"main starts from {config.init_policy}")
+        send_league(algo, league, steps, steps, everything=True)
         nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
         say(
             f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
@@ -237,16 +268,17 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         next_checkpoint = (steps // config.checkpoint_every + 1) * config.checkpoint_every
         while steps < config.total_steps:
             result = algo.train()
-            steps += int(result["env_runners"]["num_env_steps_sampled"])
+            before, steps = steps, steps + int(result["env_runners"]["num_env_steps_sampled"])
+            send_league(algo, league, before, steps)
             report.log(result, steps)
             if steps >= next_eval or steps >= config.total_steps:
                 next_eval += config.eval_every
                 report.evaluate(export_main(algo), steps)
             if steps >= next_checkpoint:
                 next_checkpoint += config.checkpoint_every
-                save_checkpoint(algo, run_dir, steps)
+                save_checkpoint(algo, league, run_dir, steps)
             report.line(steps)
-        save_checkpoint(algo, run_dir, steps)
+        save_checkpoint(algo, league, run_dir, steps)
         final = run_dir / FINAL_NAME
         save_weights(export_main(algo), final)
         report.writer.close()

@@ -1,0 +1,72 @@
+"""RLlib's environment steps per second, end to end and in sampling alone, for a config.
+
+    python benchmarks/rllib_speed.py configs/rllib.yaml [--runners 1 2] [--iterations 5]
+
+For each number of env runners: builds the trainer's PPO exactly as ``python -m train --backend
+rllib`` does (``train.rllib.run.algorithm_config``), sends the league its weights, runs one
+warm-up iteration, then ``--iterations`` timed ones, and prints the environment steps per second
+of the whole iteration (sampling and learning, which alternate in PPO) and of sampling alone
+(RLlib's ``env_runner_sampling_timer``), with the learner's seconds per iteration. Needs the
+``.[rllib]`` environment; the learner runs in this process on one thread, as in training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+import ray
+import torch
+
+from train.rllib.config import load_rllib_config
+from train.rllib.run import algorithm_config
+
+try:  # the league inside the vector env (absent before the vector env: the multi-agent adapter)
+    from train.rllib.league import LeagueWeights
+    from train.rllib.run import send_league
+except ImportError:
+    LeagueWeights = send_league = None
+
+
+def measure(config, iterations: int) -> tuple[float, float, float]:
+    algo = algorithm_config(config).build_algo()
+    try:
+        if send_league is not None:
+            send_league(algo, LeagueWeights(config.league_size, config.snapshot_every), 0, 0, everything=True)
+        algo.train()  # warm-up: compiles, fills the pipelines
+        steps = sampling = learning = 0.0
+        start = time.perf_counter()
+        for _ in range(iterations):
+            result = algo.train()
+            steps += result["env_runners"]["num_env_steps_sampled"]
+            sampling += result["timers"]["env_runner_sampling_timer"]
+            learning += result["timers"]["learner_update_timer"]
+        wall = time.perf_counter() - start
+    finally:
+        algo.stop()
+    return steps / wall, steps / sampling, learning / iterations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config")
+    parser.add_argument("--runners", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--iterations", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    config = load_rllib_config(args.config)
+    for runners in args.runners:
+        one = dataclasses.replace(config, num_env_runners=runners)
+        total, sampling, learner = measure(one, args.iterations)
+        print(
+            f"{runners} env runner(s) x {one.num_envs_per_env_runner} envs, batch {one.train_batch_size}: "
+            f"{total:,.0f} steps/s end to end, {sampling:,.0f} steps/s sampling, learner {learner:.2f} s an iteration",
+            flush=True,
+        )
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""Masked PPO on the All Fours Gymnasium vector env, in one file (CleanRL style, torch only).
+
+    python examples/ppo_masked.py                                  # about 10 minutes on 2 cores
+    python examples/ppo_masked.py --total-steps 20000 --eval-boards 20   # a smoke run
+
+Bring your own algorithm: this file uses only the public env API. ``agents.vector_env`` gives
+``num_envs`` tables where the learner plays one team against ``opponents`` (they answer inside
+``step``); observations are the policy input of ``layout`` (3: the compact input and the expert's
+advice, what the shipped policies read; 2: without the advice), ``info["action_mask"]`` the
+legal actions. The env resets a table in the step that ends its match (``autoreset_mode=
+"SameStep"``), so every transition in the rollout is a real one; a match never truncates, so
+no final observation is bootstrapped.
+
+At the end the actor is written as a policy file (``--out``, the plain-array ``.npz`` that
+``agents.make`` loads) and played against ``random`` and ``rule_based`` over duplicate boards
+(``eval.evaluate``); ``python -m eval <out> rule_based --boards 2000`` measures it further.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+import agents
+from agents.policy import ACTIVATION_KEY, LAYOUT_KEY, PolicyBot, save_weights
+from eval import evaluate
+
+
+@dataclass
+class Args:
+    seed: int = 0
+    total_steps: int = 2_000_000  # learner decisions, all tables together
+    num_envs: int = 128
+    num_steps: int = 64  # decisions per table in one rollout
+    opponents: str = "expert"
+    layout: int = 3
+    episode: str = "match"  # or "deal": an episode (and the critic's horizon) ends with each deal
+    reward_scale: float = 1 / 14  # points rewards over the target score
+    learning_rate: float = 3e-4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    num_minibatches: int = 8
+    update_epochs: int = 4
+    clip_coef: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: int = 256
+    eval_boards: int = 500
+    out: str = "runs/ppo_masked/policy.npz"
+
+
+def parse_args() -> Args:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for field in dataclasses.fields(Args):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default)
+    return Args(**vars(parser.parse_args()))
+
+
+def mlp(inputs: int, hidden: int, outputs: int, out_std: float) -> nn.Sequential:
+    def layer(a: int, b: int, std: float) -> nn.Linear:
+        linear = nn.Linear(a, b)
+        nn.init.orthogonal_(linear.weight, std)
+        nn.init.zeros_(linear.bias)
+        return linear
+
+    return nn.Sequential(
+        layer(inputs, hidden, 2**0.5),
+        nn.Tanh(),
+        layer(hidden, hidden, 2**0.5),
+        nn.Tanh(),
+        layer(hidden, outputs, out_std),
+    )
+
+
+class Agent(nn.Module):
+    def __init__(self, inputs: int, actions: int, hidden: int):
+        super().__init__()
+        self.actor = mlp(inputs, hidden, actions, 0.01)
+        self.critic = mlp(inputs, hidden, 1, 1.0)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+    def act(self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None):
+        logits = self.actor(x).masked_fill(~mask, -1e9)  # illegal actions: probability 0
+        dist = torch.distributions.Categorical(logits=logits)
+        if action is None:
+            action = dist.sample()
+        return action, dist.log_prob(action), dist.entropy(), self.value(x)
+
+    def export(self, layout: int) -> dict[str, np.ndarray]:
+        """The actor in the project's policy format (``agents.policy``: numpy at play time)."""
+        linear = [m for m in self.actor if isinstance(m, nn.Linear)]
+        out = {ACTIVATION_KEY: np.array("tanh"), LAYOUT_KEY: np.array(layout)}
+        for i, m in enumerate(linear[:-1]):
+            out[f"w{i}"], out[f"b{i}"] = m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()
+        out["w_out"], out["b_out"] = (
+            linear[-1].weight.detach().numpy().T.copy(),
+            linear[-1].bias.detach().numpy().copy(),
+        )
+        return out
+
+
+def main() -> None:
+    args = parse_args()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    envs = agents.vector_env(
+        args.num_envs,
+        args.opponents,
+        layout=args.layout,
+        reward="points",
+        episode=args.episode,
+        autoreset_mode="SameStep",
+    )
+    n_inputs, n_actions = envs.single_observation_space.shape[0], envs.single_action_space.n
+    agent = Agent(n_inputs, n_actions, args.hidden)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    shape = (args.num_steps, args.num_envs)
+    obs = torch.zeros((*shape, n_inputs))
+    masks = torch.zeros((*shape, n_actions), dtype=torch.bool)
+    actions, logprobs, rewards, dones, values = (torch.zeros(shape) for _ in range(5))
+    batch_size = args.num_steps * args.num_envs
+    minibatch_size = batch_size // args.num_minibatches
+    iterations = max(1, args.total_steps // batch_size)
+
+    next_obs, info = envs.reset(seed=args.seed)
+    next_obs, next_mask = torch.tensor(next_obs), torch.tensor(info["action_mask"], dtype=torch.bool)
+    next_done = torch.zeros(args.num_envs)
+    start, returns_now, episode_returns = time.time(), np.zeros(args.num_envs), []
+    for iteration in range(1, iterations + 1):
+        # 1. Rollout: num_steps decisions at every table.
+        for step in range(args.num_steps):
+            obs[step], masks[step], dones[step] = next_obs, next_mask, next_done
+            with torch.no_grad():
+                action, logprob, _, value = agent.act(next_obs, next_mask)
+            actions[step], logprobs[step], values[step] = action, logprob, value
+            next_obs, reward, terminated, truncated, info = envs.step(action.numpy())
+            rewards[step] = torch.tensor(reward * args.reward_scale, dtype=torch.float32)
+            next_obs, next_mask = torch.tensor(next_obs), torch.tensor(info["action_mask"], dtype=torch.bool)
+            next_done = torch.tensor(terminated | truncated, dtype=torch.float32)
+            returns_now += reward
+            episode_returns += returns_now[terminated].tolist()  # points won less points lost
+            returns_now[terminated] = 0.0
+
+        # 2. Advantages (GAE); a match's end is terminal, so nothing is bootstrapped past it.
+        with torch.no_grad():
+            next_value = agent.value(next_obs)
+            advantages = torch.zeros(shape)
+            last = torch.zeros(args.num_envs)
+            for t in reversed(range(args.num_steps)):
+                not_done = 1.0 - (next_done if t == args.num_steps - 1 else dones[t + 1])
+                following = next_value if t == args.num_steps - 1 else values[t + 1]
+                delta = rewards[t] + args.gamma * following * not_done - values[t]
+                last = delta + args.gamma * args.gae_lambda * not_done * last
+                advantages[t] = last
+            returns = advantages + values
+
+        # 3. PPO updates on the flattened batch.
+        b_obs, b_masks = obs.reshape(batch_size, n_inputs), masks.reshape(batch_size, n_actions)
+        b_actions, b_logprobs = actions.reshape(-1), logprobs.reshape(-1)
+        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
+        for _ in range(args.update_epochs):
+            order = torch.randperm(batch_size)
+            for lo in range(0, batch_size, minibatch_size):
+                mb = order[lo : lo + minibatch_size]
+                _, new_logprob, entropy, new_value = agent.act(b_obs[mb], b_masks[mb], b_actions[mb].long())
+                ratio = (new_logprob - b_logprobs[mb]).exp()
+                adv = b_advantages[mb]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                v_loss = 0.5 * ((new_value - b_returns[mb]) ** 2).mean()
+                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+
+        steps = iteration * batch_size
+        recent = episode_returns[-1000:]
+        mean = f"{np.mean(recent):+.3f} points over the last {len(recent)}" if recent else "none ended yet"
+        print(
+            f"step {steps:,}  {steps / (time.time() - start):,.0f} steps/s  episodes against {args.opponents}: {mean}"
+        )
+
+    # 4. Export the actor and measure it against bots over duplicate boards.
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_weights(agent.export(args.layout), out)
+    print(f"wrote {out} after {time.time() - start:.0f} s")
+    for opponent in ("random", "rule_based"):
+        result = evaluate(PolicyBot.from_file(out), opponent, boards=args.eval_boards)
+        low, high = result.win_rate_ci
+        print(
+            f"against {opponent}: match win rate {result.win_rate:.3f} [{low:.3f}, {high:.3f}] over {args.eval_boards} boards"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""sb3-contrib's MaskablePPO on the All Fours Gymnasium vector env, through a thin adapter.
+
+    python examples/sb3_maskable_ppo.py [--total-steps 200000] [--num-envs 64]
+
+Stable-Baselines3 steps its own ``VecEnv`` API, not Gymnasium's ``VectorEnv``: :class:`SB3VecEnv`
+below maps one onto the other for an env that resets a table in the step that ends its episode
+(``autoreset_mode="SameStep"``): SB3's ``dones`` are ``terminated | truncated``, the final
+observation goes into ``info["terminal_observation"]`` as SB3 expects, and
+``env_method("action_masks")`` (what MaskablePPO calls) reads the env's masks. The trained policy
+is exported to the project's ``.npz`` policy format and played against ``rule_based``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium.vector import AutoresetMode
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+import agents
+from agents.policy import PolicyBot, weights_from_policy
+from eval import evaluate
+
+
+class SB3VecEnv(VecEnv):
+    """SB3's ``VecEnv`` over a Gymnasium ``VectorEnv`` with masks and SAME_STEP autoreset."""
+
+    def __init__(self, env: Any):
+        if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+            raise ValueError("SB3VecEnv needs an env made with autoreset_mode='SameStep'")
+        super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
+        self.env, self._actions = env, np.zeros(env.num_envs, dtype=np.int64)
+
+    def reset(self) -> np.ndarray:
+        observations, _ = self.env.reset(seed=self._seeds[0])  # SB3's seed(s): table i gets s + i
+        self._reset_seeds()
+        return observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64)
+
+    def step_wait(self) -> tuple:
+        observations, rewards, terminated, truncated, info = self.env.step(self._actions)
+        dones = terminated | truncated
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        for t in np.flatnonzero(dones):
+            infos[t]["terminal_observation"] = info["final_obs"][t]
+            infos[t]["TimeLimit.truncated"] = bool(truncated[t] and not terminated[t])
+        return observations, rewards.astype(np.float32), dones, infos
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name != "action_masks":
+            raise AttributeError(f"SB3VecEnv calls only action_masks, not {method_name!r}")
+        return list(self.env.action_masks()[self._get_indices(indices)])
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        value = self.action_masks if attr_name == "action_masks" else None  # SB3 asks for render_mode
+        if attr_name not in ("action_masks", "render_mode"):
+            raise AttributeError(f"SB3VecEnv has no per-env attribute {attr_name!r}")
+        return [value] * len(self._get_indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"SB3VecEnv has no per-env attribute {attr_name!r} to set")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.action_masks()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--total-steps", type=int, default=200_000)
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--eval-boards", type=int, default=200)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    env = agents.vector_env(args.num_envs, "expert", layout=3, reward="points", autoreset_mode="SameStep")
+    model = MaskablePPO("MlpPolicy", SB3VecEnv(env), n_steps=64, batch_size=1024, seed=0, verbose=0)
+    model.learn(total_timesteps=args.total_steps)
+    bot = PolicyBot(weights_from_policy(model.policy), name="maskable_ppo")
+    result = evaluate(bot, "rule_based", boards=args.eval_boards)
+    low, high = result.win_rate_ci
+    print(
+        f"against rule_based: match win rate {result.win_rate:.3f} [{low:.3f}, {high:.3f}] over {args.eval_boards} boards"
+    )
+
+
+if __name__ == "__main__":
+    main()
