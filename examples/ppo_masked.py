@@ -1,6 +1,6 @@
 """Masked PPO on the All Fours Gymnasium vector env, in one file (CleanRL style, torch only).
 
-    python examples/ppo_masked.py                                  # about 10 minutes on 2 cores
+    python examples/ppo_masked.py                                  # about 11 minutes on 2 cores
     python examples/ppo_masked.py --total-steps 20000 --eval-boards 20   # a smoke run
 
 Bring your own algorithm: this file uses only the public env API. ``agents.vector_env`` gives
@@ -36,12 +36,12 @@ from eval import evaluate
 @dataclass
 class Args:
     seed: int = 0
-    total_steps: int = 2_000_000  # learner decisions, all tables together
+    total_steps: int = 3_000_000  # learner decisions, all tables together
     num_envs: int = 128
     num_steps: int = 64  # decisions per table in one rollout
     opponents: str = "expert"
     layout: int = 3
-    episode: str = "match"  # or "deal": an episode (and the critic's horizon) ends with each deal
+    episode: str = "deal"  # an episode (the critic's horizon) ends with each deal; or "match"
     reward_scale: float = 1 / 14  # points rewards over the target score
     learning_rate: float = 3e-4
     gamma: float = 0.995
