@@ -7,9 +7,9 @@ Bring your own algorithm: this file uses only the public env API. ``agents.vecto
 ``num_envs`` tables where the learner plays one team against ``opponents`` (they answer inside
 ``step``); observations are the policy input of ``layout`` (3: the compact input and the expert's
 advice, what the shipped policies read; 2: without the advice), ``info["action_mask"]`` the
-legal actions. The env resets a table in the step that ends its match (``autoreset_mode=
-"SameStep"``), so every transition in the rollout is a real one; a match never truncates, so
-no final observation is bootstrapped.
+legal actions. The env resets a table in the step that ends its episode (a deal, or a match
+with ``--episode match``; ``autoreset_mode="SameStep"``), so every transition in the rollout is
+a real one; an episode never truncates, so no final observation is bootstrapped.
 
 At the end the actor is written as a policy file (``--out``, the plain-array ``.npz`` that
 ``agents.make`` loads) and played against ``random`` and ``rule_based`` over duplicate boards
@@ -39,7 +39,7 @@ class Args:
     total_steps: int = 3_000_000  # learner decisions, all tables together
     num_envs: int = 128
     num_steps: int = 64  # decisions per table in one rollout
-    opponents: str = "expert"
+    opponents: str = "rule_based"  # the learner's opponents (a bot name); "expert" answers faster
     layout: int = 3
     episode: str = "deal"  # an episode (the critic's horizon) ends with each deal; or "match"
     reward_scale: float = 1 / 14  # points rewards over the target score
