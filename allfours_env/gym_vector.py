@@ -36,12 +36,14 @@ Rewards and ends are the single-agent env's: ``reward="match"``, +1 / -1 when th
 ``"points"``, every award's points, plus for the learner's team and minus for the other, paid
 at the learner's next step (awards of the opponents' turns and the first kick included).
 ``episode``: "match" or "deal". ``terminated`` marks an episode's end (``truncated`` is never
-set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals`` under the ``_scores``
-mask. Autoreset (``metadata["autoreset_mode"]``, Gymnasium's ``AutoresetMode``): NEXT_STEP by
-default (the step after an end resets that table, ignores its action and returns reward 0), or
-SAME_STEP (the table resets at once; ``info["final_obs"]`` and ``info["final_info"]`` hold what
-the end returned, as ``SyncVectorEnv`` gathers them: an object array, and a dict of arrays). An illegal action raises a ValueError naming the table and its legal actions,
-and changes nothing. Rule variants: the A0 keys of docs/rules.md as keyword arguments.
+set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals``, each with Gymnasium's
+``_key`` mask of the tables that ended. Autoreset (``metadata["autoreset_mode"]``, Gymnasium's
+``AutoresetMode``): NEXT_STEP by default (the step after an end resets that table, ignores its
+action and returns reward 0), or SAME_STEP (the table resets at once; ``info["final_obs"]`` and
+``info["final_info"]`` hold what the end returned, as ``SyncVectorEnv`` gathers them: an object
+array, and a dict of arrays). An illegal action raises a ValueError naming the table and its
+legal actions, and changes nothing. Rule variants: the A0 keys of docs/rules.md as keyword
+arguments.
 """
 
 from __future__ import annotations
