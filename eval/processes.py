@@ -52,16 +52,32 @@ _handled = threading.Event()
 
 
 UNSAFE_MODULES = ("numba", "llvmlite")  # a stop raised inside them breaks a compile: wait until they return
+# Importing these runs their C++ (pybind11) code, which calls back into Python: a stop raised in
+# such a callback aborts the process (std::terminate, exit -6) instead of unwinding. Wait until it returns.
+UNSAFE_IMPORTS = ("torch",)
+IMPORT_MACHINERY = "<frozen importlib"
+
+
+def stop_must_wait(frame: Any) -> bool:
+    """Whether a stop arriving in ``frame`` must wait: inside numba's machinery (compiling, loading
+    a cached kernel), or while one of ``UNSAFE_IMPORTS`` is being imported."""
+    in_unsafe_module = importing = False
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith(UNSAFE_MODULES):
+            return True
+        in_unsafe_module = in_unsafe_module or name.split(".")[0] in UNSAFE_IMPORTS
+        importing = importing or frame.f_code.co_filename.startswith(IMPORT_MACHINERY)
+        frame = frame.f_back
+    return in_unsafe_module and importing
 
 
 def _on_stop(signum: int, frame: Any) -> None:
     if not _stops:
         threading.Thread(target=_nudge, name="stop-nudge", daemon=True).start()
     _stops.append(signum)
-    while frame is not None:  # inside numba's machinery (compiling, loading a cached kernel): raise it later
-        if frame.f_globals.get("__name__", "").startswith(UNSAFE_MODULES):
-            return
-        frame = frame.f_back
+    if stop_must_wait(frame):  # raised again by _nudge once it is safe
+        return
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
@@ -73,7 +89,8 @@ def _nudge() -> None:
 def handle_stops() -> None:
     """From now on Ctrl-C raises KeyboardInterrupt and SIGTERM :class:`Terminated` in the main
     thread (call it there, first thing in a command). A stop that comes while numba compiles or
-    loads a kernel waits until it returns (an exception there breaks the compile); one lost
+    loads a kernel, or while torch is imported, waits until it returns (an exception there breaks
+    the compile, or aborts the process); one lost
     anyway (compiled code calling back into Python may swallow it, or wrap it in a SystemError:
     see :func:`stop_of`) is raised again every NUDGE_SECONDS until :func:`stop_handled` is
     called, and a swallowed one is not printed."""

@@ -248,3 +248,24 @@ def test_an_interrupted_eval_keeps_its_boards_and_resumes_to_the_same_result(tmp
     assert json.loads((out / "results.json").read_text())["partial"] is False
     assert comparable(out) == comparable(tmp_path / "whole")
     assert not journal.exists()
+
+
+def frame_inside(module: str, importing: bool):
+    """A real frame running code of ``module``, called from the import machinery if ``importing``."""
+    inner = {"__name__": module, "sys": sys}
+    exec("def here():\n    return sys._getframe()\n", inner)
+    if not importing:
+        return inner["here"]()
+    outer = {"here": inner["here"]}
+    exec(compile("frame = here()\n", "<frozen importlib._bootstrap>", "exec"), outer)
+    return outer["frame"]
+
+
+def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
+    from eval.processes import stop_must_wait
+
+    assert stop_must_wait(frame_inside("torch.distributed", importing=True))  # C++ callbacks: would abort
+    assert not stop_must_wait(frame_inside("torch.nn.functional", importing=False))  # plain Python: raise now
+    assert not stop_must_wait(frame_inside("agents.expert", importing=True))
+    assert stop_must_wait(frame_inside("numba.core.compiler", importing=False))
+    assert not stop_must_wait(sys._getframe())
