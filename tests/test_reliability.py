@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -250,15 +251,21 @@ def test_an_interrupted_eval_keeps_its_boards_and_resumes_to_the_same_result(tmp
     assert not journal.exists()
 
 
+def _frame() -> object:
+    return sys._getframe()
+
+
+def _call(function) -> object:
+    return function()
+
+
 def frame_inside(module: str, importing: bool):
     """A real frame running code of ``module``, called from the import machinery if ``importing``."""
-    inner = {"__name__": module, "sys": sys}
-    exec("def here():\n    return sys._getframe()\n", inner)
+    here = types.FunctionType(_frame.__code__, {"__name__": module, "sys": sys})
     if not importing:
-        return inner["here"]()
-    outer = {"here": inner["here"]}
-    exec(compile("frame = here()\n", "<frozen importlib._bootstrap>", "exec"), outer)
-    return outer["frame"]
+        return here()
+    caller = types.FunctionType(_call.__code__.replace(co_filename="<frozen importlib._bootstrap>"), {})
+    return caller(here)
 
 
 def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
