@@ -52,24 +52,22 @@ _handled = threading.Event()
 
 
 UNSAFE_MODULES = ("numba", "llvmlite")  # a stop raised inside them breaks a compile: wait until they return
-# Importing these runs their C++ (pybind11) code, which calls back into Python: a stop raised in
-# such a callback aborts the process (std::terminate, exit -6) instead of unwinding. Wait until it returns.
+# The module-level code of these calls into C++ that checks for signals itself (pybind11): a stop
+# raised there aborts the process (std::terminate, exit -6) instead of unwinding. Wait until it returns.
 UNSAFE_IMPORTS = ("torch",)
-IMPORT_MACHINERY = "<frozen importlib"
 
 
 def stop_must_wait(frame: Any) -> bool:
-    """Whether a stop arriving in ``frame`` must wait: inside numba's machinery (compiling, loading
-    a cached kernel), or while one of ``UNSAFE_IMPORTS`` is being imported."""
-    in_unsafe_module = importing = False
+    """Whether a stop arriving in ``frame`` must wait: in the module-level code of one of
+    ``UNSAFE_IMPORTS`` (being imported), or inside numba's machinery (compiling, loading a cached kernel)."""
+    module_level = frame is not None and frame.f_code.co_name == "<module>"
+    if module_level and frame.f_globals.get("__name__", "").split(".")[0] in UNSAFE_IMPORTS:
+        return True
     while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if name.startswith(UNSAFE_MODULES):
+        if frame.f_globals.get("__name__", "").startswith(UNSAFE_MODULES):
             return True
-        in_unsafe_module = in_unsafe_module or name.split(".")[0] in UNSAFE_IMPORTS
-        importing = importing or frame.f_code.co_filename.startswith(IMPORT_MACHINERY)
         frame = frame.f_back
-    return in_unsafe_module and importing
+    return False
 
 
 def _on_stop(signum: int, frame: Any) -> None:

@@ -255,24 +255,17 @@ def _frame() -> object:
     return sys._getframe()
 
 
-def _call(function) -> object:
-    return function()
-
-
-def frame_inside(module: str, importing: bool):
-    """A real frame running code of ``module``, called from the import machinery if ``importing``."""
-    here = types.FunctionType(_frame.__code__, {"__name__": module, "sys": sys})
-    if not importing:
-        return here()
-    caller = types.FunctionType(_call.__code__.replace(co_filename="<frozen importlib._bootstrap>"), {})
-    return caller(here)
+def frame_inside(module: str, module_level: bool):
+    """A real frame running code of ``module``: its module-level code (as when it is imported) or a function."""
+    code = _frame.__code__.replace(co_name="<module>") if module_level else _frame.__code__
+    return types.FunctionType(code, {"__name__": module, "sys": sys})()
 
 
 def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
     from eval.processes import stop_must_wait
 
-    assert stop_must_wait(frame_inside("torch.distributed", importing=True))  # C++ callbacks: would abort
-    assert not stop_must_wait(frame_inside("torch.nn.functional", importing=False))  # plain Python: raise now
-    assert not stop_must_wait(frame_inside("agents.expert", importing=True))
-    assert stop_must_wait(frame_inside("numba.core.compiler", importing=False))
+    assert stop_must_wait(frame_inside("torch.distributed", module_level=True))  # C++ checks signals: would abort
+    assert not stop_must_wait(frame_inside("torch.nn.functional", module_level=False))  # a function: raise now
+    assert not stop_must_wait(frame_inside("agents.expert", module_level=True))
+    assert stop_must_wait(frame_inside("numba.core.compiler", module_level=False))
     assert not stop_must_wait(sys._getframe())
