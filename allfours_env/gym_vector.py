@@ -48,7 +48,7 @@ arguments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -59,12 +59,11 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import first_dealer
 from .cards import N_CARDS, N_SEATS
-from .engine import EPISODES, N_ACTIONS, check_seed, check_start
-from .env import RESET_OPTIONS
+from .engine import EPISODES, N_ACTIONS, check_seed
 from .match import Bot
 from .observation import observation_high
 from .rewards import REWARD_MODES
-from .single import N_TEAMS, SEED_RANGE, BotsDraw, check_team, seat_bots
+from .single import N_TEAMS, SEED_RANGE, BotsDraw, check_team, checked_options, seat_bots
 from .vector import VectorGame
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
@@ -193,13 +192,7 @@ class AllFoursVectorEnv(VectorEnv):
             seeds = [None if s is None else check_seed(s) for s in seed]
         else:
             raise ValueError(f"seed must be None, an int, or a list of {n} ints or Nones (one per table), got {seed!r}")
-        if options is not None and not isinstance(options, Mapping):
-            raise ValueError(f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {options!r}")
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
-        check_start(self.rules, options.get("decks"), options.get("dealer"), options.get("scores"))
+        options = checked_options(self.rules, options)
         for t, table_seed in enumerate(seeds):
             if table_seed is not None or self._rngs[t] is None:
                 self._rngs[t] = seeding.np_random(table_seed)[0]

@@ -82,6 +82,19 @@ def check_team(team: Any) -> int | None:
     return None if team is None else int(team)  # a numpy integer counts as an int
 
 
+def checked_options(rules: Rules, options: Any) -> dict[str, Any]:
+    """The reset options of a single-agent env (one dict, the AEC env's keys), checked: a
+    ValueError saying what is allowed for anything else."""
+    if options is not None and not isinstance(options, Mapping):
+        raise ValueError(f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}")
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
+    check_start(rules, options.get("decks"), options.get("dealer"), options.get("scores"))
+    return options
+
+
 def seat_bots(source: Any, seats: int, what: str, make_bot: Callable[[str], Bot] | None) -> BotsDraw:
     """The bots of ``seats`` seats for one ``source`` (see the module docstring); bad sources raise now."""
     if isinstance(source, str):
@@ -148,16 +161,7 @@ class SingleAgentEnv(gym.Env):
         """A new episode; ``options``: the AEC env's reset options (``decks``, ``dealer``, ``scores``).
         A bad seed or option raises a ValueError before any generator is drawn from or reseeded."""
         seed = check_seed(seed)
-        if options is not None and not isinstance(options, Mapping):
-            raise ValueError(
-                f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
-            )
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
-        # Checked before reseeding or drawing: a reset that fails leaves the generator as it was.
-        check_start(self.rules, options.get("decks"), options.get("dealer"), options.get("scores"))
+        options = checked_options(self.rules, options)  # before reseeding or drawing: a failed reset changes nothing
         super().reset(seed=seed)
 
         rng = self.np_random

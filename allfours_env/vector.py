@@ -321,17 +321,6 @@ class VectorGame:
         """float32 (n, OBS_SIZE): each table's observation for the seat to act (seat 0 where the
         table is over), or for ``seats[t]`` (int array of seats 0..3) if given; with ``tables``
         (an int array of table indices), only those tables' rows, in that order."""
-        if tables is not None:
-            tables = np.asarray(tables)
-            if tables.ndim != 1 or tables.dtype.kind not in "iu" or ((tables < 0) | (tables >= self.n)).any():
-                raise ValueError(f"tables must be a 1-d int array of table indices 0..{self.n - 1}")
-            chosen = self._st[tables, k.CURRENT] if seats is None else np.asarray(seats)[tables]
-            out = np.empty((len(tables), OBS_SIZE), dtype=np.float32)
-            k.observe_all(
-                self._st[tables], self._bs[tables], self._trick_no[tables], np.maximum(chosen, 0).astype(np.int64),
-                self._params, self._rules_block, out,
-            )  # fmt: skip
-            return out
         if seats is None:
             seats = np.maximum(self._st[:, k.CURRENT], 0)
         else:
@@ -339,8 +328,14 @@ class VectorGame:
             if seats.shape != (self.n,) or seats.dtype.kind not in "iu" or ((seats < 0) | (seats >= N_SEATS)).any():
                 raise ValueError(f"seats must be an int array of shape ({self.n},) with seats 0..3")
             seats = seats.astype(np.int64, copy=False)
-        out = np.empty((self.n, OBS_SIZE), dtype=np.float32)
-        k.observe_all(self._st, self._bs, self._trick_no, seats, self._params, self._rules_block, out)
+        st, bs, trick_no = self._st, self._bs, self._trick_no
+        if tables is not None:
+            tables = np.asarray(tables)
+            if tables.ndim != 1 or tables.dtype.kind not in "iu" or ((tables < 0) | (tables >= self.n)).any():
+                raise ValueError(f"tables must be a 1-d int array of table indices 0..{self.n - 1}")
+            st, bs, trick_no, seats = st[tables], bs[tables], trick_no[tables], seats[tables]
+        out = np.empty((len(st), OBS_SIZE), dtype=np.float32)
+        k.observe_all(st, bs, trick_no, seats, self._params, self._rules_block, out)
         return out
 
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
