@@ -217,7 +217,7 @@ class AllFoursVectorEnv(VectorEnv):
         resetting = self._over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         playing = ~resetting
         points = game.step(actions.astype(np.int64), tables=playing)  # an illegal action raises, changing nothing
-        self._pay(points, playing)
+        self._pay(points, playing & ~self._over)  # (a table over since its reset was paid then)
         self._give_decks(playing)
         if resetting.any():
             self._pending[resetting] = 0.0

@@ -202,3 +202,12 @@ def test_bad_arguments_raise_clear_errors():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="actions must be an int array of shape"):
         env.step(np.zeros(3, dtype=np.int64))
+
+
+def test_a_match_over_at_reset_is_paid_once():
+    env = agents.vector_env(32, "expert", reward="match", autoreset_mode="SameStep")
+    env.reset(seed=0, options={"scores": [13, 13]})  # a kick's points end some matches before any move
+    over = ~env.action_masks().any(axis=1)
+    assert over.any()
+    _, reward, terminated, _, _ = env.step(random_legal(env.action_masks(), np.random.default_rng(0)))
+    assert terminated[over].all() and (np.abs(reward[over]) == 1.0).all()
