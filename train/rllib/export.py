@@ -19,10 +19,16 @@ ACTOR_PREFIX = "encoder.actor_encoder.net.mlp."
 HEAD_PREFIX = "pi.net.mlp."
 
 
+def _layer_names(state: Mapping[str, Any], prefix: str) -> list[str]:
+    """The names of the linear layers under ``prefix``, in order (``<prefix><i>``, without ``.weight``)."""
+    indices = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
+    return [f"{prefix}{i}" for i in indices]
+
+
 def _linear_layers(state: Mapping[str, Any], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """The (weight, bias) of each linear layer under ``prefix``, in order (torch weights are (out, in))."""
-    indices = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
-    return [(np.asarray(state[f"{prefix}{i}.weight"]), np.asarray(state[f"{prefix}{i}.bias"])) for i in indices]
+    names = _layer_names(state, prefix)
+    return [(np.asarray(state[f"{name}.weight"]), np.asarray(state[f"{name}.bias"])) for name in names]
 
 
 def weights_from_module_state(state: Mapping[str, Any], activation: str, layout: int) -> Weights:
@@ -45,10 +51,9 @@ def weights_from_module_state(state: Mapping[str, Any], activation: str, layout:
 def module_state_from_weights(weights: Weights, state: Mapping[str, Any]) -> dict[str, Any]:
     """``state`` (a masked PPO module's) with its actor replaced by ``weights`` (ours, see
     :func:`weights_from_module_state`, its inverse); a CheckpointError if the shapes differ."""
-    hidden = sorted({int(k[len(ACTOR_PREFIX) :].split(".")[0]) for k in state if k.startswith(ACTOR_PREFIX)})
-    head = sorted({int(k[len(HEAD_PREFIX) :].split(".")[0]) for k in state if k.startswith(HEAD_PREFIX)})
+    hidden = _layer_names(state, ACTOR_PREFIX)
     ours = [(f"w{i}", f"b{i}") for i in range(len(hidden))] + [("w_out", "b_out")]
-    theirs = [f"{ACTOR_PREFIX}{i}" for i in hidden] + [f"{HEAD_PREFIX}{i}" for i in head]
+    theirs = hidden + _layer_names(state, HEAD_PREFIX)
     out = dict(state)
     for (w, b), name in zip(ours, theirs, strict=True):
         if w not in weights or np.shape(weights[w]) != np.shape(state[f"{name}.weight"])[::-1]:

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy import PolicyBot, Weights, batch_inputs, choose
+from agents.npz_file import read_npz
+from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, batch_inputs, choose
 
 LEAGUE_FILE = "league.npz"  # in each checkpoint: the snapshots' weights
 
@@ -94,11 +95,10 @@ class LeagueWeights:
 
     def load(self, folder: Path) -> None:
         """The snapshots of a checkpoint (plain arrays; nothing is unpickled)."""
-        with np.load(folder / LEAGUE_FILE, allow_pickle=False) as data:
-            snapshots: list[dict[str, Any]] = [{} for _ in range(self.size)]
-            for key in data.files:
-                slot, name = key.split("/", 1)
-                snapshots[int(slot)][name] = data[key]
+        snapshots: list[dict[str, Any]] = [{} for _ in range(self.size)]
+        for key, value in read_npz(folder / LEAGUE_FILE, self.size * MAX_MEMBER_BYTES).items():
+            slot, name = key.split("/", 1)
+            snapshots[int(slot)][name] = value
         if any(not weights for weights in snapshots):
             raise ValueError(f"{LEAGUE_FILE} holds fewer than the league's {self.size} snapshots")
         self.snapshots = snapshots

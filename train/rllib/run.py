@@ -63,7 +63,7 @@ from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import LAYOUT, league_of, make_vector_env
 from .export import module_state_from_weights, weights_from_module_state
-from .league import LeagueWeights
+from .league import LEAGUE_FILE, LeagueWeights
 from .module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
@@ -155,8 +155,9 @@ def read_progress(folder: Path) -> int:
     sealed by this account (:mod:`train.seal`): nothing of a foreign one is read."""
     try:
         verify(folder)
-        if not (folder / RLLIB_CHECKPOINT_FILE).is_file():
-            raise ValueError(f"no {RLLIB_CHECKPOINT_FILE}")
+        for name in (RLLIB_CHECKPOINT_FILE, LEAGUE_FILE):
+            if not (folder / name).is_file():
+                raise ValueError(f"no {name}")
         steps = json.loads((folder / PROGRESS_FILE).read_text())["steps"]
         if not isinstance(steps, int) or steps < 0:
             raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
