@@ -28,9 +28,7 @@ import numpy as np
 
 import agents
 from agents.policy import ADVISED_LAYOUT, input_size
-from allfours_env.engine import EPISODES, N_ACTIONS
-from allfours_env.rewards import REWARD_MODES
-from allfours_env.rules import Rules
+from allfours_env.engine import N_ACTIONS
 
 from .league import League
 
@@ -71,17 +69,13 @@ def make_vector_env(config: dict[str, Any]) -> RLlibView:
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config key(s) {unknown}; known: {list(ENV_CONFIG_KEYS)}")
-    reward, episode = config.get("reward", "points"), config.get("episode", "match")
-    for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    rules = Rules.from_kwargs(**config.get("rules", {}))
+    reward = config.get("reward", "points")
     league = League(config.get("seed", 0), config.get("self_play", 0.5), config.get("league_size", 1))
-    env = agents.vector_env(
-        int(config.get("num_envs", 1)), league, layout=LAYOUT, reward=reward, episode=episode,
+    env = agents.vector_env(  # it checks reward, episode and the rules
+        int(config.get("num_envs", 1)), league, layout=LAYOUT, reward=reward, episode=config.get("episode", "match"),
         dict_observation=True, **config.get("rules", {}),
     )  # fmt: skip
-    return RLlibView(env, 1.0 / rules.target_score if reward == "points" else 1.0)
+    return RLlibView(env, 1.0 / env.rules.target_score if reward == "points" else 1.0)
 
 
 def league_of(env: gym.vector.VectorEnv) -> League:
