@@ -277,14 +277,13 @@ class AllFoursVectorEnv(VectorEnv):
             self._bots[t] = seats
             seats = [self._alias.get(id(bot), bot) for bot in seats]
             self._owner[t] = [LEARNER if b is None else id(b) if hasattr(b, "act_batch") else OWN_BOT for b in seats]
+            self._batch.update((id(b), b) for b in seats if hasattr(b, "act_batch"))  # the new batch bots in
             dealer = options.get("dealer")  # drawn first, then the first deck, as Game draws them
             if dealer is None:
                 dealer = first_dealer(self.rules.first_dealer, lambda decks=decks: decks.permutation(N_CARDS))
             first_decks = options.get("decks") or [decks.permutation(N_CARDS)]
             decks_of[t], dealers[t], scores[t] = first_decks, dealer, options.get("scores", (0, 0))
-        for t in np.flatnonzero(tables):  # the batch bots in play: the new ones in, those no table plays out
-            self._batch.update((id(bot), bot) for bot in self._bots[t] if hasattr(bot, "act_batch"))
-        in_play = set(np.unique(self._owner).tolist())
+        in_play = set(np.unique(self._owner).tolist())  # those no table plays any more out
         self._batch = {key: bot for key, bot in self._batch.items() if key in in_play}
         points = self.game._start(tables, dealers, scores, decks_of)
         self._pay(points, tables)
