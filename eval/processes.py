@@ -9,7 +9,9 @@ can swallow one), and :func:`exit_code` gives the shell's code for each (130, 14
 kernel kills the worker when its parent dies, even by ``kill -9`` (``prctl(PR_SET_PDEATHSIG)``);
 elsewhere a thread polls the parent. SIGINT and SIGTERM are ignored in workers: a Ctrl-C on the
 terminal reaches the whole process group, and the parent alone decides what is kept, then ends
-its workers, so they never print tracebacks of their own.
+its workers, so they never print tracebacks of their own. The parent starts its workers inside
+:func:`stops_held`, so a stop that comes between a fork and the worker's ignoring it waits
+(blocked, then dropped by the worker) instead of raising in the new process.
 """
 
 from __future__ import annotations
@@ -154,10 +156,27 @@ def end_workers(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+@contextmanager
+def stops_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back in this thread while the block starts worker processes (they
+    inherit the held mask until :func:`bind_to_parent` ignores both); a stop that came meanwhile
+    is raised when the block ends. Where signals cannot be held (Windows) the block just runs."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def bind_to_parent(parent: int) -> None:
     """Make this worker process (child of ``parent``) ignore SIGINT and SIGTERM and die when ``parent`` dies."""
     for stop in STOP_SIGNALS:
-        signal.signal(stop, signal.SIG_IGN)
+        signal.signal(stop, signal.SIG_IGN)  # drops a stop held since the fork (stops_held)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
         if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:

@@ -20,7 +20,7 @@ from .batch import play_boards
 from .boards import make_board
 from .bots import BotFactory
 from .play import BoardRecord
-from .processes import bind_to_parent, end_workers, worker_context
+from .processes import bind_to_parent, end_workers, stops_held, worker_context
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task
@@ -122,7 +122,8 @@ def run_pairs(
         ) as pool:
             pending: dict[Future, Task] = {}
             try:
-                pending.update((pool.submit(_play_in_worker, task), task) for task in tasks)
+                with stops_held():  # the workers fork at the first submit
+                    pending.update((pool.submit(_play_in_worker, task), task) for task in tasks)
                 while pending:
                     ready, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in ready:

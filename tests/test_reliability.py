@@ -269,3 +269,33 @@ def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
     assert not stop_must_wait(frame_inside("agents.expert", module_level=True))
     assert stop_must_wait(frame_inside("numba.core.compiler", module_level=False))
     assert not stop_must_wait(sys._getframe())
+
+
+STOP_BEFORE_BIND = """
+import os, signal, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from eval.processes import bind_to_parent, handle_stops, stops_held, worker_context
+
+def slow_start(parent):
+    time.sleep(0.5)  # the Ctrl-C below comes before the worker ignores it
+    bind_to_parent(parent)
+
+handle_stops()
+with ProcessPoolExecutor(1, mp_context=worker_context(), initializer=slow_start, initargs=(os.getpid(),)) as pool:
+    try:
+        with stops_held():
+            future = pool.submit(abs, -7)
+            os.killpg(0, signal.SIGINT)  # reaches the new worker too, as a Ctrl-C on the terminal would
+            print("held", flush=True)
+    except KeyboardInterrupt:
+        print("raised after the block", flush=True)
+    print("worker answered", future.result(timeout=30), flush=True)
+"""
+
+
+@linux_only
+def test_a_stop_while_workers_fork_waits_and_never_reaches_them():
+    process = start(["-c", STOP_BEFORE_BIND])
+    out, err = process.communicate(timeout=60)
+    assert out.split("\n")[:3] == ["held", "raised after the block", "worker answered 7"], (out, err)
+    assert process.returncode == 0 and err == "", err

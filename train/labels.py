@@ -36,7 +36,16 @@ from agents.arena import Arena
 from agents.search import SearchBot
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
-from eval.processes import bind_to_parent, caught_stop, end_workers, exit_code, handle_stops, stop_name, worker_context
+from eval.processes import (
+    bind_to_parent,
+    caught_stop,
+    end_workers,
+    exit_code,
+    handle_stops,
+    stop_name,
+    stops_held,
+    worker_context,
+)
 
 from .config import MAX_SEED
 from .label_set import LabelSetError, LabelSettings, shards_done, write_meta, write_shard
@@ -185,8 +194,9 @@ def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: P
             max_workers=max(1, min(workers, len(todo))), mp_context=context,
             initializer=_init_worker, initargs=(os.getpid(), counter),
         ) as pool:  # fmt: skip
-            pending: set[Future] = {pool.submit(_make_shard, settings, folder, k) for k in todo}
             try:
+                with stops_held():  # the workers fork at the first submit
+                    pending: set[Future] = {pool.submit(_make_shard, settings, folder, k) for k in todo}
                 while pending:
                     finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                     for future in finished:
