@@ -92,7 +92,8 @@ class Actor(nn.Module):
     @classmethod
     def from_weights(cls, weights: Weights) -> Actor:
         hidden = [int(weights[f"b{i}"].shape[0]) for i in range(hidden_layers(weights))]
-        actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
+        with torch.random.fork_rng(devices=[]):  # the random init is overwritten: torch's generator stays the caller's
+            actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
         with torch.no_grad():
             for i, layer in enumerate(actor.hidden):
                 layer.weight.copy_(torch.from_numpy(np.array(weights[f"w{i}"], dtype=np.float32).T))
@@ -124,9 +125,10 @@ def evaluate(actor: Actor, labels: Labels, rows: np.ndarray) -> str:
     regret = values.max(axis=1) - values[np.arange(len(rows)), choice]
     search = labels.search_actions[rows]
     differs = search != labels.player_actions[rows]
+    where = f"{(choice == search)[differs].mean():.3f}" if differs.any() else "none"
     return (
-        f"plays search's action {(choice == search).mean():.3f} ({(choice == search)[differs].mean():.3f} "
-        f"where it differs from the player's), regret {regret.mean():.4f}"
+        f"plays search's action {(choice == search).mean():.3f} ({where} where it differs from the player's), "
+        f"regret {regret.mean():.4f}"
     )
 
 
@@ -134,8 +136,7 @@ def fit(
     actor: Actor, labels: Labels, temperature: float, epochs: int, lr: float, holdout: float, seed: int,
     loss_kind: str = "cross_entropy", deviation_weight: float = 1.0, batch: int = 1024, say=print,
 ) -> None:  # fmt: skip
-    rng = np.random.default_rng(seed)
-    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)  # (torch's global generator is the caller's: PPO's, in a training run)
     n = len(labels.search_actions)
     order = rng.permutation(n)
     n_test = int(n * holdout)
@@ -219,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         actor = Actor.from_weights(weights)
     else:
         layout = POLICY_INPUTS[args.input]
+        torch.manual_seed(args.seed)
         actor = Actor(input_size(layout), [int(h) for h in args.hidden.split(",")], "relu")
     labels = read_labels(args.labels, layout)
     print(f"{len(labels.search_actions):,} labels, input layout {layout}", file=sys.stderr)
