@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +106,13 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
         return
     folder.mkdir(parents=True, exist_ok=True)
     _write_atomic(path, lambda f: f.write(json.dumps(meta, indent=2).encode()))
+
+
+def move_player(folder: Path, player: str) -> None:
+    """Name the player's policy file at its new place (a run folder moved with the file in it)."""
+    settings = replace(read_meta(folder), player=player)
+    meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
+    _write_atomic(folder / META_FILE, lambda f: f.write(json.dumps(meta, indent=2).encode()))
 
 
 def read_meta(folder: Path) -> LabelSettings:
