@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
+from agents.policy import load_weights, weights_from_policy  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from allfours_env.match import Decision, Match  # noqa: E402
 from allfours_env.engine import Game  # noqa: E402
@@ -61,7 +62,11 @@ def test_default_yaml_is_the_one_source_of_defaults_and_the_others_state_only_ch
     assert bool(quick.critic_arch) == bool(default.critic_arch) and bool(quick.imitate) == bool(default.imitate)
 
 
-def stop_at_once(*args, **kwargs):
+STARTS: list[dict[str, np.ndarray]] = []
+
+
+def stop_at_once(model, *args, **kwargs):
+    STARTS.append(weights_from_policy(model.policy))  # the actor PPO begins with
     raise KeyboardInterrupt  # a Ctrl-C as learning begins
 
 
@@ -79,6 +84,9 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     curve = (whole / "evaluations.csv").read_text().splitlines()
     assert curve[0] == "steps,minutes,bot,win_rate,low,high" and len(curve) >= 1 + 2 * 3  # start, middle, end
     assert (whole / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rounds = (whole / "rounds.csv").read_text().splitlines()  # two rounds of expert iteration, one bot
+    assert rounds[0] == "round,minutes,labels,bot,win_rate,low,high" and [r[:2] for r in rounds[1:]] == ["1,", "2,"]
+    assert (whole / "expert_iteration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
     assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "16384"]) == 0
@@ -87,6 +95,8 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
         patch.setattr(MaskablePPO, "learn", stop_at_once)
         assert train_main([*common, "--run-name", "warm"]) == 130
     assert "kept checkpoint step_0000000000. Resume with" in capsys.readouterr().err
+    student = load_weights(tmp_path / "warm" / "students" / "round-2.npz")  # PPO starts from the last student
+    assert all(np.array_equal(STARTS[-1][key], student[key]) for key in student)
     assert train_main([*common, "--run-name", "warm", "--resume"]) == 0
     for resumed in ("split", "warm"):
         a, b = np.load(whole / "final.npz"), np.load(tmp_path / resumed / "final.npz")

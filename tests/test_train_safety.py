@@ -30,6 +30,7 @@ TINY = {
     "net_arch": [16], "snapshot_every": 256, "eval_every": 1_000_000, "eval_boards": 1, "eval_opponents": ["random"],
     "checkpoint_every": 256, "imitate": "", "opponents": {"self": 1.0, "random": 1.0}, "total_steps": 512,
     "critic_arch": [], "critic_sees_hands": False, "overlap_updates": False,  # small and synchronous: steps 256, 512
+    "distil_labels": [],
 }  # fmt: skip
 LONG_STEPS = 10_000_000
 

@@ -28,6 +28,7 @@ HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/sel
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
+LABEL_BYTES = 4400  # a label held for the fit, its conversion included (measured: 2.6 GB for 620,000)
 BASE_BYTES = 2**29  # what a run takes besides the parts memory_needs() counts: Python, torch, numba, the engine
 HIDDEN_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands a critic_sees_hands critic reads (train.selfplay)
 
@@ -77,6 +78,15 @@ class TrainConfig:
     imitation_steps: int
     imitation_epochs: int
     imitation_learning_rate: float
+    # expert iteration (train/expert_iteration.py)
+    distil_labels: list[int]
+    label_worlds: int
+    label_confirm: int
+    dagger_opponents: list[str]
+    distil_epochs: int
+    distil_learning_rate: float
+    distil_eval_opponents: list[str]
+    label_workers: int
     # evaluation and checkpoints
     eval_every: int
     eval_boards: int
@@ -86,11 +96,23 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_common(self)
-        positive = ("imitation_steps", "imitation_epochs", "total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots",
-                    "eval_every", "eval_boards", "checkpoint_every")
+        positive = (
+            "imitation_steps", "imitation_epochs", "label_worlds", "distil_epochs", "total_steps", "n_envs", "n_steps",
+            "batch_size", "n_epochs", "snapshot_every", "max_snapshots", "eval_every", "eval_boards", "checkpoint_every",
+        )  # fmt: skip
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if any(n < 1 for n in self.distil_labels):
+            raise ConfigError(f"distil_labels must list positive label counts (or be empty), got {self.distil_labels}")
+        if self.label_confirm and self.label_confirm <= self.label_worlds:
+            raise ConfigError(
+                f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
+            )
+        if self.label_workers < 0:
+            raise ConfigError(f"label_workers must be at least 0 (0: every core), got {self.label_workers}")
+        if len(self.distil_labels) > 1 and not self.dagger_opponents:
+            raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
         if self.horizon not in HORIZONS:
             raise ConfigError(f"horizon must be one of {list(HORIZONS)}, got {self.horizon!r}")
         if self.horizon == "deal" and self.reward != "points":
@@ -108,7 +130,11 @@ class TrainConfig:
             raise ConfigError(f"opponents needs finite, non-negative weights with a positive sum, got {self.opponents}")
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
         imitate = [self.imitate] if self.imitate else []
-        bots = {"imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents}
+        bots = {
+            "imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents,
+            "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
+            "distil_eval_opponents": self.distil_eval_opponents,
+        }  # fmt: skip
         for key, names in bots.items():
             for name in names:
                 _check_bot(key, name)
@@ -132,6 +158,7 @@ MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes
 NUMBER_RANGES = {
     "learning_rate": (0.0, 1.0, False),
     "imitation_learning_rate": (0.0, 1.0, False),
+    "distil_learning_rate": (0.0, 1.0, False),
     "gamma": (0.0, 1.0, True),
     "gae_lambda": (0.0, 1.0, True),
     "clip_range": (0.0, 1.0, False),
@@ -165,6 +192,7 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
             16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
+        "expert-iteration labels (distil_labels)": LABEL_BYTES * sum(config.distil_labels),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
     }
 

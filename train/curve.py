@@ -28,11 +28,12 @@ def write(run_dir: Path, evaluations: Sequence[Evaluation]) -> None:
     writer = csv.writer(text)
     writer.writerow(COLUMNS)
     writer.writerows(evaluations)
-    _replace(run_dir / CSV_NAME, text.getvalue().encode())
-    _replace(run_dir / PNG_NAME, _picture(evaluations, run_dir.name))
+    replace(run_dir / CSV_NAME, text.getvalue().encode())
+    replace(run_dir / PNG_NAME, picture(evaluations, f"{run_dir.name}: duplicate evaluation during training"))
 
 
-def _picture(evaluations: Sequence[Evaluation], title: str) -> bytes:
+def picture(evaluations: Sequence[Evaluation], title: str, first_axis: str = "PPO steps") -> bytes:
+    """Two panels, win rate against ``first_axis`` (each row's first item) and against minutes (its second)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -41,7 +42,7 @@ def _picture(evaluations: Sequence[Evaluation], title: str) -> bytes:
     figure = Figure(figsize=(10, 4), dpi=100)
     axes = figure.subplots(1, 2, sharey=True)
     bots = sorted({row[2] for row in evaluations})
-    for ax, column, label in ((axes[0], 0, "PPO steps"), (axes[1], 1, "minutes since the run began")):
+    for ax, column, label in ((axes[0], 0, first_axis), (axes[1], 1, "minutes since the run began")):
         for bot in bots:
             rows = [row for row in evaluations if row[2] == bot]
             x = [row[column] for row in rows]
@@ -53,13 +54,14 @@ def _picture(evaluations: Sequence[Evaluation], title: str) -> bytes:
     axes[0].set_ylabel("match win rate (95% interval)")
     axes[0].set_ylim(0, 1)
     axes[0].legend(loc="lower right")
-    figure.suptitle(f"{title}: duplicate evaluation during training")
+    figure.suptitle(title)
     out = io.BytesIO()
     figure.savefig(out, format="png", bbox_inches="tight")
     return out.getvalue()
 
 
-def _replace(path: Path, data: bytes) -> None:
+def replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         tmp.write_bytes(data)

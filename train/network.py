@@ -105,3 +105,19 @@ def policy_kwargs(sizes: list[int], critic_sizes: list[int] | None = None, actor
     else:
         extractor = {"features_extractor_class": Trunk, "features_extractor_kwargs": {"sizes": list(sizes)}}
     return {**extractor, "share_features_extractor": True, "net_arch": [], "activation_fn": torch.nn.ReLU}
+
+
+def set_actor(policy: MaskableActorCriticPolicy, weights: dict[str, Any]) -> None:
+    """Give the actor of a policy built with :func:`policy_kwargs` (its trunk and action layer)
+    the weights of a policy file: the inverse of :func:`agents.policy.weights_from_policy`. A
+    ValueError, with nothing changed, if the sizes differ."""
+    linears = [m for m in policy.features_extractor.net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    names = [f"w{i}" for i in range(len(linears) - 1)] + ["w_out"]
+    for name, layer in zip(names, linears):
+        given = tuple(weights[name].shape[::-1]) if name in weights else None
+        if given != tuple(layer.weight.shape):
+            raise ValueError(f"the policy's {name} is {tuple(layer.weight.shape[::-1])}, the weights' {given}")
+    with torch.no_grad():
+        for name, layer in zip(names, linears):
+            layer.weight.copy_(torch.from_numpy(weights[name].T.astype("float32")))
+            layer.bias.copy_(torch.from_numpy(weights[name.replace("w", "b", 1)].astype("float32")))

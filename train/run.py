@@ -10,6 +10,9 @@
    torch to one thread. A new model may first imitate a
    teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
    state and counters (read as data: :mod:`train.checkpoints`).
+   Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
+   search (:mod:`train.expert_iteration`: label, fit, evaluate; ``rounds.csv`` and
+   ``expert_iteration.png``).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
@@ -46,7 +49,7 @@ from agents.policy import PolicyBot, input_size, save_weights, weights_from_poli
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
-from . import curve, imitation
+from . import curve, expert_iteration, imitation
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
@@ -62,7 +65,7 @@ from .checkpoints import (
     write_run_config,
 )  # fmt: skip
 from .config import TrainConfig, check_memory, load_config
-from .network import policy_class, policy_kwargs
+from .network import policy_class, policy_kwargs, set_actor
 from .opponents import OpponentPool
 from .overlap import OverlappedMaskablePPO
 from .progress import Progress, duration
@@ -404,9 +407,13 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             if config.imitate:
                 warm_start(model, config, progress)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))  # before learn() resets the env
-            if config.imitate:  # the warm start is kept: a run stopped later goes on from here
+            if config.imitate or config.distil_labels:  # the warm start is kept: a run stopped later goes on from here
                 trainer.model = model
                 trainer.checkpoint()
+        if model.num_timesteps == 0 and config.distil_labels:  # (a resumed run's rounds go on from their files)
+            student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
+            set_actor(model.policy, student)
+            trainer.selfplay.pool.update(weights_from_policy(model.policy))
         learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint

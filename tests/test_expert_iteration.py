@@ -1,0 +1,140 @@
+"""Expert iteration inside ``python -m train`` (train/expert_iteration.py): rounds of labels,
+students and their evaluation; DAgger rounds label the student's own positions; a stopped run
+resumes to the same students; the config's checks; the actor handed to PPO."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents.policy import PolicyBot, load_weights, weights_from_policy
+from train import expert_iteration as ei
+from train.config import ConfigError, TrainConfig, check_memory, config_from_dict
+from train.label_set import iter_shards, read_meta
+from train.network import set_actor
+from train.progress import Progress
+from train.run import make_vec_env, new_model
+
+TINY = {
+    "run_name": "ei", "imitate": "", "n_envs": 1, "n_steps": 64, "batch_size": 64, "net_arch": [16],
+    "critic_arch": [], "critic_sees_hands": False, "distil_labels": [24, 12], "label_worlds": 4, "label_confirm": 0,
+    "dagger_opponents": ["self", "rule_based"], "distil_epochs": 2, "distil_eval_opponents": ["random", "rule_based"],
+    "eval_boards": 2, "label_workers": 1,
+}  # fmt: skip
+
+
+def tiny(folder: Path, **changes) -> TrainConfig:
+    return config_from_dict({**TINY, "output_dir": str(folder), **changes})
+
+
+def start_weights(config: TrainConfig) -> dict[str, np.ndarray]:
+    return weights_from_policy(new_model(config, make_vec_env(config)).policy)
+
+
+def run(config: TrainConfig) -> tuple[dict[str, np.ndarray], str]:
+    out = io.StringIO()
+    student = ei.run_rounds(config, start_weights(config), Progress(stream=out), minutes=lambda: 1.5)
+    return student, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def rounds(tmp_path_factory: pytest.TempPathFactory) -> tuple[TrainConfig, dict[str, np.ndarray], str]:
+    config = tiny(tmp_path_factory.mktemp("runs"))
+    config.run_dir.mkdir()
+    return config, *run(config)
+
+
+def test_each_round_leaves_a_student_its_labels_and_its_scores(rounds) -> None:
+    config, student, log = rounds
+    run_dir = config.run_dir
+    assert sorted(p.name for p in (run_dir / "labels").iterdir()) == ["round-1", "round-2-rule_based", "round-2-self"]
+    assert [sum(len(s["search_action"]) for s in iter_shards(run_dir / "labels" / f)) for f in
+            ("round-1", "round-2-self", "round-2-rule_based")] == [24, 6, 6]  # fmt: skip
+    last = load_weights(ei.student_path(run_dir, 2))
+    assert last.keys() == student.keys() and all(np.array_equal(last[k], student[k]) for k in student)
+    assert ei.read_rounds(run_dir) == [
+        (r, 1.5, labels, bot, *row[4:]) for (r, labels), bot, row in zip(
+            [(1, 24), (1, 24), (2, 36), (2, 36)], ["random", "rule_based"] * 2, ei.read_rounds(run_dir))
+    ]  # fmt: skip
+    assert all(0 <= low <= rate <= high <= 1 for *_, rate, low, high in ei.read_rounds(run_dir))
+    assert (run_dir / ei.ROUNDS_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list((run_dir / ei.TB_DIR).glob("events.out.tfevents.*"))
+    for line in ("round 1: labelling 24 decisions of expert", "round 2: labelling 6 decisions of",
+                 "against rule_based", "round 2: student vs rule_based"):  # fmt: skip
+        assert line in log
+
+
+def test_a_dagger_round_labels_the_previous_students_own_positions(rounds) -> None:
+    config, _, _ = rounds
+    first = ei.student_path(config.run_dir, 1)
+    for folder, opponents in (("round-2-self", ""), ("round-2-rule_based", "rule_based")):
+        meta = read_meta(config.run_dir / "labels" / folder)
+        assert (meta.player, meta.opponents) == (str(first), opponents)
+        bot = PolicyBot(load_weights(first))
+        for shard in iter_shards(config.run_dir / "labels" / folder):
+            for observation, mask, action in zip(shard["observation"], shard["action_mask"], shard["player_action"]):
+                assert bot.act({"observation": observation, "action_mask": mask.view(np.int8)}) == action
+
+
+def test_a_stopped_pipeline_resumes_to_the_same_student(rounds, tmp_path: Path) -> None:
+    config, student, _ = rounds
+    copy = tiny(tmp_path)
+    shutil.copytree(config.run_dir, copy.run_dir)
+    ei.student_path(copy.run_dir, 2).unlink()  # stopped while round 2 labelled its second set, in another folder
+    begun = list((copy.run_dir / "labels" / "round-2-rule_based").glob("shard_*.npz"))
+    assert begun
+    for shard in begun:
+        shard.unlink()
+    (copy.run_dir / ei.ROUNDS_CSV).write_text((copy.run_dir / ei.ROUNDS_CSV).read_text().splitlines()[0] + "\n")
+    resumed, log = run(copy)
+    assert "round 1: labelling" not in log and "round 2: labelling" in log
+    assert all(np.array_equal(resumed[k], student[k]) for k in student)
+    assert ei.read_rounds(copy.run_dir) == ei.read_rounds(config.run_dir)  # round 1 scored again, the same
+
+
+def test_without_rounds_the_start_is_returned(tmp_path: Path) -> None:
+    config = tiny(tmp_path, distil_labels=[])
+    start = start_weights(config)
+    assert ei.run_rounds(config, start, Progress(enabled=False), minutes=lambda: 0.0) is start
+    assert not config.run_dir.exists()
+
+
+def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path) -> None:
+    config, student, _ = rounds
+    policy = new_model(config, make_vec_env(config)).policy
+    set_actor(policy, student)
+    got = weights_from_policy(policy)
+    assert got.keys() == student.keys() and all(np.array_equal(got[k], student[k]) for k in student)
+    wider = new_model(tiny(tmp_path, net_arch=[32]), make_vec_env(config)).policy
+    with pytest.raises(ValueError, match="w0"):
+        set_actor(wider, student)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"distil_labels": [100, 0]}, r"distil_labels must list positive label counts \(or be empty\), got \[100, 0\]"),
+        ({"label_worlds": 0}, "label_worlds must be at least 1, got 0"),
+        ({"label_confirm": 4}, r"label_confirm must be 0 \(off\) or more than label_worlds \(4\), got 4"),
+        ({"label_workers": -1}, r"label_workers must be at least 0 \(0: every core\), got -1"),
+        ({"dagger_opponents": []}, "dagger_opponents must name a bot or self when distil_labels has two or more"),
+        ({"dagger_opponents": ["self", "nobody"]}, "dagger_opponents"),
+        ({"distil_eval_opponents": ["nobody"]}, "distil_eval_opponents"),
+        ({"distil_epochs": 0}, "distil_epochs must be at least 1, got 0"),
+        ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),
+    ],
+)
+def test_bad_expert_iteration_options_are_config_errors(tmp_path: Path, change, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        tiny(tmp_path, **change)
+
+
+def test_the_labels_a_fit_holds_count_in_the_memory_check(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="expert-iteration labels"):
+        check_memory(tiny(tmp_path, distil_labels=[10**7]), available=24 * 2**30)

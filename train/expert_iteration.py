@@ -1,0 +1,184 @@
+"""Expert iteration, between the warm start and PPO: the actor distilled from search, round by round.
+
+Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements behind the choices):
+
+1. **Label** (:mod:`train.labels`): decisions drawn from matches, each searched by ``search``
+   (``label_worlds`` worlds, ``label_confirm`` in all before it leaves the expert's choice), every
+   legal action's value kept. The first round's positions come from ``expert`` playing itself; each
+   later round's from the previous round's student (DAgger: the positions its own play reaches),
+   split evenly between ``dagger_opponents`` (``self``: the student at every seat; a bot name: the
+   student against that bot).
+2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far by
+   logit matching (each legal action's logit regressed on its searched value above the legal mean:
+   it averages the labels' noise where cross-entropy toward search's choice copies the expert), 5%
+   held out to report the regret. The student is ``students/round-K.npz`` (K = 1, 2, ...), a policy file.
+3. **Evaluate** the student against each of ``distil_eval_opponents`` (duplicate, ``eval_boards``):
+   ``rounds.csv``, ``expert_iteration.png`` and the ``expert_iteration/*`` tensorboard tags
+   (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``, ``win_rate_high_vs_<bot>``, at step K).
+
+PPO then starts from the last student's actor. Everything is kept in the run folder (label sets
+under ``labels/``, :mod:`train.label_set`), so a stopped run resumes where it was: a round whose
+student exists is done, a label set goes on from its finished shards, and the same seeds make the
+same labels and the same fit.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from torch.utils.tensorboard import SummaryWriter
+
+from agents.policy import Weights, load_weights, save_weights
+from allfours_env.rules import Rules
+from eval import evaluate
+
+from . import curve
+from .config import MAX_SEED, SELF, TrainConfig
+from .distil import Actor, fit, read_labels
+from .label_set import META_FILE, LabelSettings, move_player, read_meta
+from .labels import DEFAULT_TABLES, make_labels
+from .progress import Progress, duration
+
+FIRST_PLAYER = "expert"  # whose play reaches the first round's positions
+SEARCH_MARGIN = 0.01  # search's default margin
+SHARD_ROWS = 2000
+TEMPERATURE = 0.01  # logit matching: a chance of the match of 0.01 above the legal mean is one logit
+HOLDOUT = 0.05
+ROUNDS_CSV, ROUNDS_PNG = "rounds.csv", "expert_iteration.png"
+TB_DIR = "expert_iteration"
+
+
+def student_path(run_dir: Path, round_: int) -> Path:
+    return run_dir / "students" / f"round-{round_}.npz"
+
+
+def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettings]]:
+    """The label sets of round ``round_`` (1, 2, ...): folder and settings, each with a seed of its own."""
+    count = config.distil_labels[round_ - 1]
+    if round_ == 1:
+        parts = [("", FIRST_PLAYER, count)]
+    else:
+        n = len(config.dagger_opponents)
+        player = str(student_path(config.run_dir, round_ - 1))
+        parts = [(name, player, count // n + (i < count % n)) for i, name in enumerate(config.dagger_opponents)]
+    sets = []
+    for part, (opponent, player, rows) in enumerate(parts):
+        if rows == 0:
+            continue
+        seed = int(np.random.SeedSequence([config.seed, round_, part]).generate_state(1)[0]) % (MAX_SEED + 1)
+        settings = LabelSettings(
+            count=rows, worlds=config.label_worlds, margin=SEARCH_MARGIN, rollout="expert", player=player, seed=seed,
+            shard_rows=min(SHARD_ROWS, rows), tables=DEFAULT_TABLES, rules=dataclasses.asdict(Rules.from_kwargs(**config.rules)),
+            confirm=config.label_confirm, opponents="" if opponent in ("", SELF) else opponent,
+        )  # fmt: skip
+        folder = config.run_dir / "labels" / (f"round-{round_}" + (f"-{opponent}" if opponent else ""))
+        sets.append((folder, settings))
+    return sets
+
+
+def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes: Callable[[], float]) -> Weights:
+    """Run (or finish) every round from the warm start's actor ``start``; the last student's
+    weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so far."""
+    workers = config.label_workers or os.cpu_count() or 1
+    rows = read_rounds(config.run_dir)
+    folders: list[Path] = []
+    student = start
+    for round_ in range(1, len(config.distil_labels) + 1):
+        sets = label_sets(config, round_)
+        folders += [folder for folder, _ in sets]
+        path = student_path(config.run_dir, round_)
+        if path.exists():  # a round finished before a stop
+            student = load_weights(path)
+        else:
+            begun = time.monotonic()
+            for folder, settings in sets:
+                _follow_a_move(folder, settings)
+                against = f" against {settings.opponents}" if settings.opponents else ""
+                progress.say(f"round {round_}: labelling {settings.count:,} decisions of {settings.player}{against}")
+                make_labels(settings, folder, workers, progress)
+            student = _fit(config, start, folders, round_, progress)
+            path.parent.mkdir(exist_ok=True)
+            save_weights(student, path)
+            progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
+        if {row[3] for row in rows if row[0] == round_} != set(config.distil_eval_opponents):
+            labelled = sum(config.distil_labels[:round_])
+            scores = _evaluate(config, path, round_, labelled, minutes(), workers, progress)
+            rows = [row for row in rows if row[0] != round_] + scores
+            write_rounds(config.run_dir, rows)
+    return student
+
+
+def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
+    """A DAgger label set begun before its run folder moved names the previous student at the old
+    place; the student moved with the run, so the set goes on with the new place."""
+    if not (folder / META_FILE).exists():
+        return
+    found = read_meta(folder)
+    moved = Path(found.player).name == Path(settings.player).name and found.player != settings.player
+    if moved and dataclasses.replace(found, player=settings.player) == settings:
+        move_player(folder, settings.player)
+
+
+def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
+    labels = read_labels(folders, config.layout)
+    actor = Actor.from_weights(start)
+    with progress.phase(f"round {round_}: fitting the student on {len(labels.masks):,} labels"):
+        fit(
+            actor, labels, TEMPERATURE, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
+            seed=config.seed + round_, loss_kind="logits", say=progress.say,
+        )  # fmt: skip
+    return actor.weights(config.layout)
+
+
+Row = tuple[int, float, int, str, float, float, float]  # round, minutes, labels, bot, win rate, low, high
+
+
+def _evaluate(
+    config: TrainConfig, student: Path, round_: int, labelled: int, minutes: float, workers: int, progress: Progress
+) -> list[Row]:
+    rows: list[Row] = []
+    writer = SummaryWriter(str(config.run_dir / TB_DIR))
+    for opponent in config.distil_eval_opponents:
+        boards = config.eval_boards
+        with progress.phase(f"round {round_}: evaluating the student against {opponent}", "boards", boards):
+            result = evaluate(
+                str(student), opponent, boards=boards, rules=config.rules,
+                workers=min(workers, boards), on_progress=progress.add,
+            )  # fmt: skip
+        low, high = result.win_rate_ci
+        rows.append((round_, minutes, labelled, opponent, result.win_rate, low, high))
+        for tag, value in (("win_rate", result.win_rate), ("win_rate_low", low), ("win_rate_high", high)):
+            writer.add_scalar(f"{TB_DIR}/{tag}_vs_{opponent}", value, round_)
+        progress.say(f"round {round_}: student vs {opponent} {result.win_rate:.3f} [{low:.3f}, {high:.3f}]")
+    writer.close()
+    return rows
+
+
+COLUMNS = ("round", "minutes", "labels", "bot", "win_rate", "low", "high")
+
+
+def read_rounds(run_dir: Path) -> list[Row]:
+    """The rows of ``rounds.csv`` (none if it is missing)."""
+    path = run_dir / ROUNDS_CSV
+    if not path.exists():
+        return []
+    rows = list(csv.reader(io.StringIO(path.read_text())))[1:]
+    return [(int(r[0]), float(r[1]), int(r[2]), r[3], float(r[4]), float(r[5]), float(r[6])) for r in rows]
+
+
+def write_rounds(run_dir: Path, rows: list[Row]) -> None:
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(COLUMNS)
+    writer.writerows(sorted(rows))
+    curve.replace(run_dir / ROUNDS_CSV, text.getvalue().encode())
+    points = [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in rows]
+    picture = curve.picture(points, f"{run_dir.name}: the student after each round", "expert-iteration round")
+    curve.replace(run_dir / ROUNDS_PNG, picture)
