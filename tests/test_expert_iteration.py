@@ -10,15 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 pytest.importorskip("sb3_contrib")
 
-from agents.policy import PolicyBot, load_weights, weights_from_policy
+from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
 from train import expert_iteration as ei
 from train.config import ConfigError, TrainConfig, check_memory, config_from_dict
 from train.label_set import iter_shards, read_meta
 from train.network import set_actor
 from train.progress import Progress
+from train.pull import Pull
 from train.run import make_vec_env, new_model
 
 TINY = {
@@ -128,6 +130,9 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"distil_eval_opponents": ["nobody"]}, "distil_eval_opponents"),
         ({"distil_epochs": 0}, "distil_epochs must be at least 1, got 0"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),
+        ({"student_pull": float("nan")}, "student_pull must be a finite number at least 0, got nan"),
+        ({"student_pull": 1.0, "distil_labels": []}, "student_pull needs a student to pull toward: distil_labels"),
+        ({"student_pull_steps": 0}, "student_pull_steps must be at least 1, got 0"),
     ],
 )
 def test_bad_expert_iteration_options_are_config_errors(tmp_path: Path, change, message) -> None:
@@ -138,3 +143,38 @@ def test_bad_expert_iteration_options_are_config_errors(tmp_path: Path, change, 
 def test_the_labels_a_fit_holds_count_in_the_memory_check(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="expert-iteration labels"):
         check_memory(tiny(tmp_path, distil_labels=[10**7]), available=24 * 2**30)
+
+
+def test_the_pull_fades_linearly_to_nothing() -> None:
+    pull = Pull(start_weights(tiny(Path("/nonexistent"))), coefficient=2.0, steps=1000, seed=0)
+    assert [pull.weight(step) for step in (0, 250, 1000, 5000)] == [2.0, 1.5, 0.0, 0.0]
+
+
+def cross_entropy(teacher: PolicyBot, policy, observations: np.ndarray, masks: np.ndarray) -> float:
+    target = np.exp(teacher.logits(observations[:, : input_size(teacher.layout)]))
+    target = np.where(masks, target, 0.0)
+    target /= target.sum(axis=1, keepdims=True)
+    with torch.no_grad():
+        log_probs = policy.get_distribution(torch.from_numpy(observations), action_masks=masks).distribution.logits
+    return float(-(torch.from_numpy(target) * torch.where(torch.from_numpy(masks), log_probs, 0.0)).sum(1).mean())
+
+
+def test_the_pull_moves_the_actor_toward_the_student_after_each_update(tmp_path: Path) -> None:
+    config = tiny(tmp_path, n_envs=4, learning_rate=0.003, opponents={"random": 1.0}, overlap_updates=False)
+    model = new_model(config, make_vec_env(config))
+    teacher = weights_from_policy(model.policy)  # the actor PPO starts from, with other, firm preferences
+    teacher["w_out"] = np.random.default_rng(0).normal(0.0, 3.0, teacher["w_out"].shape).astype(np.float32)
+    pull = Pull(teacher, 1.0, steps=10**6, seed=0)
+    model.pull = pull
+    model.learn(total_timesteps=256)  # one rollout, one update, one pass of the pull
+    assert model.last_pull_loss > 0
+    buffer = model.rollout_buffer
+    observations = buffer.observations.reshape(-1, buffer.observations.shape[-1])
+    masks = buffer.action_masks.reshape(len(observations), -1).astype(bool)
+    before = cross_entropy(PolicyBot(teacher), model.policy, observations, masks)
+    for _ in range(20):
+        pull.apply(model)
+    after = cross_entropy(PolicyBot(teacher), model.policy, observations, masks)
+    assert after < before - 0.1, (before, after)
+    model.num_timesteps = 10**6  # faded out: no pass
+    assert pull.apply(model) is None

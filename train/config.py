@@ -87,6 +87,8 @@ class TrainConfig:
     distil_learning_rate: float
     distil_eval_opponents: list[str]
     label_workers: int
+    student_pull: float  # train/pull.py
+    student_pull_steps: int
     # evaluation and checkpoints
     eval_every: int
     eval_boards: int
@@ -97,8 +99,9 @@ class TrainConfig:
     def __post_init__(self) -> None:
         check_common(self)
         positive = (
-            "imitation_steps", "imitation_epochs", "label_worlds", "distil_epochs", "total_steps", "n_envs", "n_steps",
-            "batch_size", "n_epochs", "snapshot_every", "max_snapshots", "eval_every", "eval_boards", "checkpoint_every",
+            "imitation_steps", "imitation_epochs", "label_worlds", "distil_epochs", "student_pull_steps", "total_steps",
+            "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots", "eval_every", "eval_boards",
+            "checkpoint_every",
         )  # fmt: skip
         for name in positive:
             if getattr(self, name) < 1:
@@ -109,6 +112,8 @@ class TrainConfig:
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
             )
+        if self.student_pull and not self.distil_labels:
+            raise ConfigError("student_pull needs a student to pull toward: distil_labels must not be empty")
         if self.label_workers < 0:
             raise ConfigError(f"label_workers must be at least 0 (0: every core), got {self.label_workers}")
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
@@ -163,6 +168,7 @@ NUMBER_RANGES = {
     "gae_lambda": (0.0, 1.0, True),
     "clip_range": (0.0, 1.0, False),
     "ent_coef": (0.0, math.inf, True),
+    "student_pull": (0.0, math.inf, True),
     "vf_coef": (0.0, math.inf, True),
     "max_grad_norm": (0.0, math.inf, False),
     "checkpoint_minutes": (0.0, math.inf, False),

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
+from .pull import PullingPPO
 from .state_file import like
 
 PENDING_FIELDS = (
@@ -89,7 +90,7 @@ class _StepHooks:
         pass
 
 
-class OverlappedMaskablePPO(MaskablePPO):
+class OverlappedMaskablePPO(PullingPPO):
     """See the module docstring."""
 
     def _setup_model(self) -> None:

@@ -45,7 +45,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.policy import PolicyBot, input_size, save_weights, weights_from_policy
+from agents.policy import PolicyBot, input_size, load_weights, save_weights, weights_from_policy
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
@@ -69,6 +69,7 @@ from .network import policy_class, policy_kwargs, set_actor
 from .opponents import OpponentPool
 from .overlap import OverlappedMaskablePPO
 from .progress import Progress, duration
+from .pull import Pull, PullingPPO
 from .run_folder import command, hold_run
 from .selfplay import SelfPlayVecEnv
 from .state_file import like
@@ -104,7 +105,7 @@ def monitor_state(env: VecMonitor) -> dict[str, Any]:
 
 
 def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
-    algorithm = OverlappedMaskablePPO if config.overlap_updates else MaskablePPO
+    algorithm = OverlappedMaskablePPO if config.overlap_updates else PullingPPO
     return algorithm(
         policy_class(config.critic_arch),
         env,
@@ -414,6 +415,9 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))
+        if config.student_pull:
+            teacher = load_weights(expert_iteration.student_path(run_dir, len(config.distil_labels)))
+            model.pull = Pull(teacher, config.student_pull, config.student_pull_steps, config.seed)
         learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint

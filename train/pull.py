@@ -1,0 +1,86 @@
+"""A fading pull toward the student during PPO (kickstarting, Schmitt et al. 2018).
+
+With ``student_pull`` above 0, PPO starts from the last expert-iteration student and, after each
+PPO update, takes one more pass over the rollout it has just trained on, minimising
+``coefficient x cross-entropy(student's policy, actor's policy)`` over the legal actions of the
+learner's decisions. The coefficient falls linearly from ``student_pull`` at PPO's first step to 0
+at ``student_pull_steps``: early on the actor may move only where the rewards outweigh the pull,
+later PPO alone decides. The student (the teacher here) is a fixed policy file, run with numpy.
+
+The pass is alternated with PPO's rather than added to its loss, so SB3's update is unchanged; it
+uses PPO's optimizer (Adam, whose state the checkpoints keep), with PPO's minibatch size and
+gradient clipping, so the coefficient weighs the pull against PPO's own gradients. The student's
+targets are the softmax of its logits: at PPO's first step the actor is the student and the pull
+is zero. Minibatches come from a generator seeded by the run's seed and the step, so a resumed run
+makes the same passes. Tensorboard: ``pull/cross_entropy``, ``pull/coefficient``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+
+from agents.policy import PolicyBot, Weights, input_size
+
+
+class Pull:
+    """The teacher and the schedule; :meth:`apply` is called after each PPO update."""
+
+    def __init__(self, teacher: Weights, coefficient: float, steps: int, seed: int):
+        self.teacher = PolicyBot(teacher, name="student")
+        self.coefficient, self.steps, self.seed = coefficient, steps, seed
+
+    def weight(self, step: int) -> float:
+        """The pull's coefficient after ``step`` PPO steps."""
+        return self.coefficient * max(0.0, 1.0 - step / self.steps)
+
+    def apply(self, model: MaskablePPO) -> float | None:
+        """One pass over ``model``'s last rollout; the mean cross-entropy before it (None: no pull left)."""
+        weight = self.weight(model.num_timesteps)
+        if weight <= 0:
+            return None
+        buffer = model.rollout_buffer
+        observations = buffer.observations.reshape(-1, buffer.observations.shape[-1])
+        masks = buffer.action_masks.reshape(len(observations), -1).astype(bool)
+        inputs = observations[:, : input_size(self.teacher.layout)]  # (the critic's extra inputs follow)
+        logits = self.teacher.logits(inputs.astype(np.float32))
+        targets = torch.from_numpy(_softmax(np.where(masks, logits, -np.inf)))
+        order = np.random.default_rng([self.seed, model.num_timesteps]).permutation(len(observations))
+        policy, losses = model.policy, []
+        for begin in range(0, len(order), model.batch_size):
+            rows = order[begin : begin + model.batch_size]
+            distribution = policy.get_distribution(torch.from_numpy(observations[rows]), action_masks=masks[rows])
+            log_probs = distribution.distribution.logits  # log-probabilities, illegal actions at about -1e8
+            target = targets[rows]
+            loss = -(target * torch.where(target > 0, log_probs, 0.0)).sum(dim=1).mean()
+            policy.optimizer.zero_grad()
+            (weight * loss).backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            policy.optimizer.step()
+            losses.append(loss.item())
+        return float(np.mean(losses))
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class PullingPPO(MaskablePPO):
+    """MaskablePPO whose :attr:`pull` (if set) follows each update; the pull is not saved with the
+    model (the run rebuilds it from its config and its student file)."""
+
+    pull: Pull | None = None
+    last_pull_loss: float | None = None
+
+    def train(self) -> None:
+        super().train()
+        if self.pull is not None:
+            self.last_pull_loss = self.pull.apply(self)
+            if self.last_pull_loss is not None:
+                self.logger.record("pull/cross_entropy", self.last_pull_loss)
+                self.logger.record("pull/coefficient", self.pull.weight(self.num_timesteps))
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "pull", "last_pull_loss"]
