@@ -23,6 +23,13 @@ def test_every_rule_key_is_in_table_a0():
         assert re.search(rf"^\| `{key}` \| \*\*", table, re.M), key
 
 
+def test_the_readme_names_every_rule_key_and_points_to_table_a0():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Rule variants"):readme.index("### Rendering")]
+    assert re.findall(r"`(\w+)`(?=[,.])", section) == list(RULE_KEYS)
+    assert "docs/rules.md" in section
+
+
 def test_every_section_the_code_cites_exists():
     doc = rules_doc()
     cited = set()
