@@ -24,12 +24,17 @@ Evaluation = tuple[int, float, str, float, float, float]
 
 
 def write(run_dir: Path, evaluations: Sequence[Evaluation]) -> None:
+    write_csv(run_dir / CSV_NAME, COLUMNS, evaluations)
+    replace(run_dir / PNG_NAME, picture(evaluations, f"{run_dir.name}: duplicate evaluation during training"))
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A header and the rows, written whole or not at all."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(COLUMNS)
-    writer.writerows(evaluations)
-    replace(run_dir / CSV_NAME, text.getvalue().encode())
-    replace(run_dir / PNG_NAME, picture(evaluations, f"{run_dir.name}: duplicate evaluation during training"))
+    writer.writerow(columns)
+    writer.writerows(rows)
+    replace(path, text.getvalue().encode())
 
 
 def picture(evaluations: Sequence[Evaluation], title: str, first_axis: str = "PPO steps") -> bytes:

@@ -174,11 +174,7 @@ def read_rounds(run_dir: Path) -> list[Row]:
 
 
 def write_rounds(run_dir: Path, rows: list[Row]) -> None:
-    text = io.StringIO()
-    writer = csv.writer(text)
-    writer.writerow(COLUMNS)
-    writer.writerows(sorted(rows))
-    curve.replace(run_dir / ROUNDS_CSV, text.getvalue().encode())
+    curve.write_csv(run_dir / ROUNDS_CSV, COLUMNS, sorted(rows))
     points = [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in rows]
     picture = curve.picture(points, f"{run_dir.name}: the student after each round", "expert-iteration round")
     curve.replace(run_dir / ROUNDS_PNG, picture)

@@ -94,7 +94,6 @@ class LabelSettings:
 def write_meta(folder: Path, settings: LabelSettings) -> None:
     """Create ``folder`` with its ``labels.json``, or check that the one there has these settings."""
     path = folder / META_FILE
-    meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
     if path.exists():
         found = read_meta(folder)
         if found != settings:
@@ -105,12 +104,15 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
             )
         return
     folder.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, lambda f: f.write(json.dumps(meta, indent=2).encode()))
+    _write_settings(folder, settings)
 
 
 def move_player(folder: Path, player: str) -> None:
     """Name the player's policy file at its new place (a run folder moved with the file in it)."""
-    settings = replace(read_meta(folder), player=player)
+    _write_settings(folder, replace(read_meta(folder), player=player))
+
+
+def _write_settings(folder: Path, settings: LabelSettings) -> None:
     meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
     _write_atomic(folder / META_FILE, lambda f: f.write(json.dumps(meta, indent=2).encode()))
 

@@ -23,6 +23,8 @@ from sb3_contrib import MaskablePPO
 
 from agents.policy import PolicyBot, Weights, input_size
 
+from .distil import soft_targets
+
 
 class Pull:
     """The teacher and the schedule; :meth:`apply` is called after each PPO update."""
@@ -45,7 +47,7 @@ class Pull:
         masks = buffer.action_masks.reshape(len(observations), -1).astype(bool)
         inputs = observations[:, : input_size(self.teacher.layout)]  # (the critic's extra inputs follow)
         logits = self.teacher.logits(inputs.astype(np.float32))
-        targets = torch.from_numpy(_softmax(np.where(masks, logits, -np.inf)))
+        targets = torch.from_numpy(soft_targets(logits, masks, temperature=1.0))
         order = np.random.default_rng([self.seed, model.num_timesteps]).permutation(len(observations))
         policy, losses = model.policy, []
         for begin in range(0, len(order), model.batch_size):
@@ -60,11 +62,6 @@ class Pull:
             policy.optimizer.step()
             losses.append(loss.item())
         return float(np.mean(losses))
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 class PullingPPO(MaskablePPO):
