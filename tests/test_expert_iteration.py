@@ -26,7 +26,7 @@ from train.run import make_vec_env, new_model
 TINY = {
     "run_name": "ei", "imitate": "", "n_envs": 1, "n_steps": 64, "batch_size": 64, "net_arch": [16],
     "critic_arch": [], "critic_sees_hands": False, "distil_labels": [24, 12], "label_worlds": 4, "label_confirm": 0,
-    "dagger_opponents": ["self", "rule_based"], "distil_epochs": 2, "distil_eval_opponents": ["random", "rule_based"],
+    "dagger_opponents": ["self", "rule_based"], "distil_epochs": 2, "distil_eval": {"random": 2, "rule_based": 2},
     "eval_boards": 2, "label_workers": 1,
 }  # fmt: skip
 
@@ -127,11 +127,11 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"label_workers": -1}, r"label_workers must be at least 0 \(0: every core\), got -1"),
         ({"dagger_opponents": []}, "dagger_opponents must name a bot or self when distil_labels has two or more"),
         ({"dagger_opponents": ["self", "nobody"]}, "dagger_opponents"),
-        ({"distil_eval_opponents": ["nobody"]}, "distil_eval_opponents"),
+        ({"distil_eval": {"nobody": 2}}, "distil_eval"),
+        ({"distil_eval": {"expert": 0}}, r"distil_eval must give each bot at least 1 board pair, got \{'expert': 0\}"),
         ({"distil_epochs": 0}, "distil_epochs must be at least 1, got 0"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),
         ({"student_pull": float("nan")}, "student_pull must be a finite number at least 0, got nan"),
-        ({"student_pull": 1.0, "distil_labels": []}, "student_pull needs a student to pull toward: distil_labels"),
         ({"student_pull_steps": 0}, "student_pull_steps must be at least 1, got 0"),
     ],
 )

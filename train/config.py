@@ -85,7 +85,7 @@ class TrainConfig:
     dagger_opponents: list[str]
     distil_epochs: int
     distil_learning_rate: float
-    distil_eval_opponents: list[str]
+    distil_eval: dict[str, int]  # bot -> board pairs
     label_workers: int
     student_pull: float  # train/pull.py
     student_pull_steps: int
@@ -112,8 +112,8 @@ class TrainConfig:
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
             )
-        if self.student_pull and not self.distil_labels:
-            raise ConfigError("student_pull needs a student to pull toward: distil_labels must not be empty")
+        if any(n < 1 for n in self.distil_eval.values()):
+            raise ConfigError(f"distil_eval must give each bot at least 1 board pair, got {self.distil_eval}")
         if self.label_workers < 0:
             raise ConfigError(f"label_workers must be at least 0 (0: every core), got {self.label_workers}")
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
@@ -138,7 +138,7 @@ class TrainConfig:
         bots = {
             "imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents,
             "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
-            "distil_eval_opponents": self.distil_eval_opponents,
+            "distil_eval": list(self.distil_eval),
         }  # fmt: skip
         for key, names in bots.items():
             for name in names:

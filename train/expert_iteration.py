@@ -12,7 +12,7 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    logit matching (each legal action's logit regressed on its searched value above the legal mean:
    it averages the labels' noise where cross-entropy toward search's choice copies the expert), 5%
    held out to report the regret. The student is ``students/round-K.npz`` (K = 1, 2, ...), a policy file.
-3. **Evaluate** the student against each of ``distil_eval_opponents`` (duplicate, ``eval_boards``):
+3. **Evaluate** the student against each bot of ``distil_eval`` (duplicate, its number of board pairs):
    ``rounds.csv``, ``expert_iteration.png`` and the ``expert_iteration/*`` tensorboard tags
    (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``, ``win_rate_high_vs_<bot>``, at step K).
 
@@ -107,7 +107,7 @@ def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes:
             path.parent.mkdir(exist_ok=True)
             save_weights(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
-        if {row[3] for row in rows if row[0] == round_} != set(config.distil_eval_opponents):
+        if {row[3] for row in rows if row[0] == round_} != set(config.distil_eval):
             labelled = sum(config.distil_labels[:round_])
             scores = _evaluate(config, path, round_, labelled, minutes(), workers, progress)
             rows = [row for row in rows if row[0] != round_] + scores
@@ -145,8 +145,7 @@ def _evaluate(
 ) -> list[Row]:
     rows: list[Row] = []
     writer = SummaryWriter(str(config.run_dir / TB_DIR))
-    for opponent in config.distil_eval_opponents:
-        boards = config.eval_boards
+    for opponent, boards in config.distil_eval.items():
         with progress.phase(f"round {round_}: evaluating the student against {opponent}", "boards", boards):
             result = evaluate(
                 str(student), opponent, boards=boards, rules=config.rules,

@@ -415,7 +415,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))
-        if config.student_pull:
+        if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
             teacher = load_weights(expert_iteration.student_path(run_dir, len(config.distil_labels)))
             model.pull = Pull(teacher, config.student_pull, config.student_pull_steps, config.seed)
         learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
