@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +53,8 @@ from allfours_env.engine import (
     check_deck,
 )  # fmt: skip
 from allfours_env.rules import Rules
+
+from . import atomic_file
 
 FORMAT = "allfours-match-log"
 VERSION = 1
@@ -304,15 +305,7 @@ def read(path: str | Path) -> MatchLog:
 
 def write(log: MatchLog, path: str | Path) -> None:
     """Write ``log`` to ``path`` through a temporary file, so a failure leaves no half-written file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(log.dumps())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_file.write_text(path, log.dumps())
 
 
 def check_log_path(text: str, option: str = "--log") -> Path:
@@ -328,4 +321,3 @@ def check_log_path(text: str, option: str = "--log") -> Path:
     except OSError as err:
         raise ValueError(f"{option}: cannot write in the folder {str(path.parent)!r}: {err.strerror or err}") from None
     return path
-

@@ -40,6 +40,7 @@ from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
 from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
 
+from .atomic_file import atomic_path
 from .base import Bot, known_bots, make
 from .builtin import PRETRAINED
 from .match_log import Recorder, check_log_path, write
@@ -313,8 +314,7 @@ class Recording:
 
     def save(self) -> None:
         """Write the file through a temporary one, so a failure leaves no half-written file."""
-        tmp = self.path.with_name(f".{self.path.stem}.tmp{self.path.suffix}")
-        try:
+        with atomic_path(self.path) as tmp:
             if self.gif:
                 first, *rest = self.frames
                 first.save(tmp, save_all=True, append_images=rest, duration=int(FRAME_SECONDS * 1000), loop=0)
@@ -322,9 +322,6 @@ class Recording:
                 import imageio.v3 as iio
 
                 iio.imwrite(tmp, np.stack(self.frames), fps=1 / FRAME_SECONDS)
-            tmp.replace(self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
 
 
 def check_save_path(text: str) -> Path:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 
 from allfours_env import N_ACTIONS, OBS_SIZE
 
+from .atomic_file import atomic_path
 from .base import Observation, SeededBot
 from .features import (
     ADVISED_SIZE,
@@ -305,12 +305,8 @@ def save_weights(weights: Weights, path: str | Path) -> None:
     """Write an ``.npz`` export (with its observation layout) atomically: a temp file, then a rename."""
     path = Path(path)
     check_weights(weights, path)
-    tmp = path.with_name(f".{path.name}.tmp.npz")
-    try:
+    with atomic_path(path) as tmp:
         np.savez_compressed(tmp, **weights)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class PolicyBot(SeededBot):

@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from agents.atomic_file import write_text
+
 from .config import RUN_CONFIG_FILE
 from .state_file import JSON_FILE, StateFileError, read_state, write_state
 
@@ -42,12 +44,6 @@ class ResumeError(RuntimeError):
 
 def checkpoint_root(run_dir: Path) -> Path:
     return run_dir / "checkpoints"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def say(text: str) -> None:
@@ -70,7 +66,7 @@ def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> 
     fill(tmp)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
-    write_text_atomic(root / "latest", name + "\n")
+    write_text(root / "latest", name + "\n")
     for old in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
     return final
@@ -117,7 +113,7 @@ def check_extension(config: Any, saved: Any, step: int) -> None:
 def write_run_config(config: Any, before: Any | None = None) -> None:
     """Write the run's ``config.yaml`` (atomically); say so when it changes ``total_steps`` of ``before``."""
     path = config.run_dir / RUN_CONFIG_FILE
-    write_text_atomic(path, yaml.safe_dump(config.to_dict(), sort_keys=False))
+    write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False))
     if before is not None and before.total_steps != config.total_steps:
         say(f"total_steps of the run changed from {before.total_steps:,} to {config.total_steps:,} (written to {path})")
 

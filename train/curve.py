@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from agents.atomic_file import write_bytes
 
 CSV_NAME = "evaluations.csv"
 PNG_NAME = "learning_curve.png"
@@ -25,7 +26,7 @@ Evaluation = tuple[int, float, str, float, float, float]
 
 def write(run_dir: Path, evaluations: Sequence[Evaluation]) -> None:
     write_csv(run_dir / CSV_NAME, COLUMNS, evaluations)
-    replace(run_dir / PNG_NAME, picture(evaluations, f"{run_dir.name}: duplicate evaluation during training"))
+    write_bytes(run_dir / PNG_NAME, picture(evaluations, f"{run_dir.name}: duplicate evaluation during training"))
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
@@ -34,7 +35,7 @@ def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[object
     writer = csv.writer(text)
     writer.writerow(columns)
     writer.writerows(rows)
-    replace(path, text.getvalue().encode())
+    write_bytes(path, text.getvalue().encode())
 
 
 def picture(evaluations: Sequence[Evaluation], title: str, first_axis: str = "PPO steps") -> bytes:
@@ -63,13 +64,3 @@ def picture(evaluations: Sequence[Evaluation], title: str, first_axis: str = "PP
     out = io.BytesIO()
     figure.savefig(out, format="png", bbox_inches="tight")
     return out.getvalue()
-
-
-def replace(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
+from agents.atomic_file import write_bytes
 from agents.policy import Weights, load_weights, save_weights
 from allfours_env.rules import Rules
 from eval import evaluate
@@ -176,4 +177,4 @@ def write_rounds(run_dir: Path, rows: list[Row]) -> None:
     curve.write_csv(run_dir / ROUNDS_CSV, COLUMNS, sorted(rows))
     points = [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in rows]
     picture = curve.picture(points, f"{run_dir.name}: the student after each round", "expert-iteration round")
-    curve.replace(run_dir / ROUNDS_PNG, picture)
+    write_bytes(run_dir / ROUNDS_PNG, picture)

@@ -38,13 +38,13 @@ finished shards and goes on from them.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from agents.atomic_file import atomic_path, write_text
 from agents.npz_file import read_npz
 from allfours_env import N_ACTIONS
 from allfours_env.observation import OBS_SIZE
@@ -114,7 +114,7 @@ def move_player(folder: Path, player: str) -> None:
 
 def _write_settings(folder: Path, settings: LabelSettings) -> None:
     meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
-    _write_atomic(folder / META_FILE, lambda f: f.write(json.dumps(meta, indent=2).encode()))
+    write_text(folder / META_FILE, json.dumps(meta, indent=2))
 
 
 def read_meta(folder: Path) -> LabelSettings:
@@ -141,7 +141,8 @@ def write_shard(folder: Path, shard: int, columns: dict[str, np.ndarray]) -> Non
     """Write one shard whole: it appears complete under its name, or not at all."""
     rows = len(columns["observation"])
     check_columns(columns, rows, f"shard {shard}")
-    _write_atomic(shard_path(folder, shard), lambda f: np.savez_compressed(f, **columns))
+    with atomic_path(shard_path(folder, shard)) as tmp:
+        np.savez_compressed(tmp, **columns)
 
 
 def read_shard(folder: Path, shard: int, rows: int) -> dict[str, np.ndarray]:
@@ -191,12 +192,3 @@ def check_columns(columns: dict[str, np.ndarray], rows: int, where: str) -> None
             np.arange(rows), action.clip(0, N_ACTIONS - 1)
         ].all():
             raise LabelSetError(f"{where}: {name} holds an action that was not legal")
-
-
-def _write_atomic(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

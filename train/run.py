@@ -45,6 +45,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
+from agents.atomic_file import atomic_path
 from agents.policy import PolicyBot, input_size, load_weights, save_weights, weights_from_policy
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
@@ -430,9 +431,8 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 )
         final = run_dir / "final.zip"
         with interrupts_deferred(reraise=False) as interrupted:
-            tmp = run_dir / ".final.tmp.zip"
-            model.save(tmp)
-            tmp.replace(final)
+            with atomic_path(final) as tmp:
+                model.save(tmp)
             save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
             curve.write(run_dir, trainer.evaluations)
         if interrupted:
