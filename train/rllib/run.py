@@ -41,6 +41,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.tune.registry import register_env
 from tensorboardX import SummaryWriter
 
+from agents.atomic_file import write_text
 from agents.policy import PolicyBot, Weights, load_weights, save_weights
 from eval import evaluate
 
@@ -55,7 +56,6 @@ from ..checkpoints import (
     say,
     write_checkpoint,
     write_run_config,
-    write_text_atomic,
 )  # fmt: skip
 from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
@@ -144,7 +144,7 @@ def save_checkpoint(algo: Algorithm, league: LeagueWeights, run_dir: Path, steps
     def fill(folder: Path) -> None:
         algo.save_to_path(str(folder.resolve()))
         league.save(folder)
-        write_text_atomic(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
+        write_text(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
         seal(folder)  # RLlib's files pickle: only this account's own checkpoints are ever loaded
 
     return write_checkpoint(run_dir, steps, fill)
