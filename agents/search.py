@@ -29,7 +29,9 @@ decision (default 64); ``ms``, the time budget per decision in milliseconds (def
 ``ms=0``: no budget); ``rollout``, "expert" (default), "greedy", or a policy file (its network
 plays every seat of the rollouts, its best action; expert iteration's search on top of its
 student); ``explore``, the rollout policy's chance of a uniformly random legal action instead
-(default 0); ``margin`` (default 0.01; 0: plain argmax); ``confirm`` (with ``ms=0``; default 0,
+(default 0); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
+file: whose choice is kept unless a searched action beats it by the margin (a network's: search
+on top of the network as its prior, with any rollout policy); ``confirm`` (with ``ms=0``; default 0,
 off), the worlds to search in all before leaving the expert's choice: when the first ``worlds``
 say another action beats it by the margin, ``confirm - worlds`` more worlds are searched and the
 choice is made on all of them.
@@ -293,6 +295,7 @@ class SearchBot(SeededBot):
         explore: float = 0.0,
         margin: float = DEFAULT_MARGIN,
         confirm: int = 0,
+        keep: str = "expert",
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
@@ -311,6 +314,11 @@ class SearchBot(SeededBot):
             raise ValueError(
                 f"search option rollout must be one of {ROLLOUTS} or a policy file (.npz or .zip), got {rollout!r}"
             )
+        self._keep_policy: PolicyBot | None = None
+        if isinstance(keep, str) and keep.endswith((".npz", ".zip")):
+            self._keep_policy = PolicyBot.from_file(keep)  # deterministic: its best action
+        elif keep != "expert":
+            raise ValueError(f"search option keep must be 'expert' or a policy file (.npz or .zip), got {keep!r}")
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
@@ -332,14 +340,15 @@ class SearchBot(SeededBot):
         if len(legal) == 1:
             return int(legal[0])
         position = Position.from_view(decode(observation))
-        kept = 0  # the expert's choice, as an index into legal
+        kept = 0  # the kept choice (the expert's or keep's network's), as an index into legal
         if self.margin or self.confirm:
             observations, masks = observation["observation"][None], np.asarray(observation["action_mask"])[None]
-            kept = int(np.flatnonzero(legal == expert_actions(observations, masks)[0])[0])
+            keeper = expert_actions if self._keep_policy is None else self._keep_policy.act_batch
+            kept = int(np.flatnonzero(legal == keeper(observations, masks)[0])[0])
         if not self.ms:  # no budget: every world in one batch, as deterministic as the seed
             totals = self.evaluate(position, legal, self.worlds).sum(axis=0)
             done, batches = self.worlds, 1
-            if self.confirm and self._choice(totals / done, kept) != kept:  # worth more worlds before leaving the expert
+            if self.confirm and self._choice(totals / done, kept) != kept:  # more worlds before leaving the kept choice
                 totals += self.evaluate(position, legal, self.confirm - done).sum(axis=0)
                 done, batches = self.confirm, 2
             slowest = time.perf_counter() - start
@@ -350,7 +359,7 @@ class SearchBot(SeededBot):
         return int(legal[self._choice(values, kept)])
 
     def _choice(self, values: np.ndarray, kept: int) -> int:
-        """The best action's index, but the expert's (``kept``) unless the best beats it by the margin."""
+        """The best action's index, but the kept one's unless the best beats it by the margin."""
         best = int(np.argmax(values))
         return kept if self.margin and values[best] - values[kept] <= self.margin else best
 

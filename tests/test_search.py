@@ -282,6 +282,19 @@ def test_a_margin_keeps_the_experts_choice_unless_search_finds_better():
         agents.make("search:margin=2")
 
 
+def test_keep_makes_a_network_the_choice_search_must_beat() -> None:
+    from agents.builtin import STUDENT
+
+    observations = [obs for _, _, obs in positions(3, seed=6) if obs["action_mask"].sum() > 1][:40]
+    student = agents.make("student")
+    never = agents.make(f"search:worlds=4,margin=1,ms=0,keep={STUDENT}")  # nothing beats the kept choice by a match
+    assert [never.act(o) for o in observations] == [student.act(o) for o in observations]
+    expert = agents.make("expert")
+    assert any(student.act(o) != expert.act(o) for o in observations)  # (so the test tells the two apart)
+    with pytest.raises(ValueError, match="keep must be 'expert' or a policy file"):
+        agents.make("search:keep=student")
+
+
 def test_a_policy_file_plays_every_seat_of_the_rollouts_as_policybot_would() -> None:
     from pathlib import Path
 
