@@ -14,9 +14,9 @@ At each decision with more than one legal action the bot
    scores it by the chance to win the match from the final score (the match model of
    :mod:`agents.match_model`; 1 or 0 where the match ended in the deal);
 4. picks the action with the best mean over the worlds (ties: the lowest action id), but keeps
-   the expert's own choice unless the best beats it by more than ``margin`` (a chance of the
-   match): with a few dozen worlds most differences between good actions are sampling noise, and
-   the expert is a better tie-breaker than the noise.
+   the expert's own choice (or ``keep``'s) unless the best beats it by more than ``margin`` (a
+   chance of the match): with a few dozen worlds most differences between good actions are
+   sampling noise, and the expert is a better tie-breaker than the noise.
 
 The default rollout policy is the expert (:mod:`agents.expert`, compiled, one call for all the
 tables of a tick): each seat plays as the expert would from what it knows in that world, its own
@@ -32,7 +32,7 @@ student); ``explore``, the rollout policy's chance of a uniformly random legal a
 (default 0); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
 file: whose choice is kept unless a searched action beats it by the margin (a network's: search
 on top of the network as its prior, with any rollout policy); ``confirm`` (with ``ms=0``; default 0,
-off), the worlds to search in all before leaving the expert's choice: when the first ``worlds``
+off), the worlds to search in all before leaving the kept choice: when the first ``worlds``
 say another action beats it by the margin, ``confirm - worlds`` more worlds are searched and the
 choice is made on all of them.
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
@@ -89,7 +89,7 @@ from .policy import PolicyBot
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 64
-DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the expert's choice
+DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the kept choice
 ROLLOUTS = ("expert", "greedy")
 DEFAULT_ROLLOUT = "expert"
 DEFAULT_MS = 100.0  # time budget per decision, milliseconds (0: none)
@@ -281,6 +281,17 @@ def next_batch(worlds_left: int, n_actions: int, done: int, elapsed: float, seco
     return min(even_batch(worlds_left, n_actions), max(MIN_BATCH_WORLDS, fit))
 
 
+def _policy_option(option: str, value: str, names: tuple[str, ...]) -> PolicyBot | None:
+    """The network of an option that takes one of ``names`` or a policy file (None for a name);
+    a ValueError naming what is allowed otherwise."""
+    if isinstance(value, str) and value.endswith((".npz", ".zip")):
+        return PolicyBot.from_file(value)  # deterministic: its best action
+    if value not in names:
+        allowed = f"'{names[0]}'" if len(names) == 1 else f"one of {names}"
+        raise ValueError(f"search option {option} must be {allowed} or a policy file (.npz or .zip), got {value!r}")
+    return None
+
+
 class SearchBot(SeededBot):
     """PIMC search; see the module docstring. ``last_search`` tells what the latest decision with a
     choice searched (:class:`Searched`; None before the first)."""
@@ -307,18 +318,8 @@ class SearchBot(SeededBot):
                 "search option ms must be a time budget per decision in milliseconds, a number above 0, "
                 f"or 0 for no budget (all the worlds every decision, deterministic for a seed), got {ms!r}"
             )
-        self._rollout_policy: PolicyBot | None = None
-        if isinstance(rollout, str) and rollout.endswith((".npz", ".zip")):
-            self._rollout_policy = PolicyBot.from_file(rollout)  # deterministic: its best action
-        elif rollout not in ROLLOUTS:
-            raise ValueError(
-                f"search option rollout must be one of {ROLLOUTS} or a policy file (.npz or .zip), got {rollout!r}"
-            )
-        self._keep_policy: PolicyBot | None = None
-        if isinstance(keep, str) and keep.endswith((".npz", ".zip")):
-            self._keep_policy = PolicyBot.from_file(keep)  # deterministic: its best action
-        elif keep != "expert":
-            raise ValueError(f"search option keep must be 'expert' or a policy file (.npz or .zip), got {keep!r}")
+        self._rollout_policy = _policy_option("rollout", rollout, ROLLOUTS)
+        self._keep_policy = _policy_option("keep", keep, ("expert",))
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
