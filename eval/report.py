@@ -253,8 +253,8 @@ def _plot_writer(result: TournamentResult) -> Callable[[IO[bytes]], None]:
         first = result.pairs[0]
         ax.set_title(f"Win rate of row bot vs column bot\n{first.boards} duplicate board pairs per pair")
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        fig.tight_layout()
-        fig.savefig(f, format="png", dpi=PLOT_DPI)
+        # "tight": the picture grows to hold every label, however long a bot's spec is
+        fig.savefig(f, format="png", dpi=PLOT_DPI, bbox_inches="tight")
         plt.close(fig)
 
     return write

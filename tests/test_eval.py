@@ -247,6 +247,27 @@ def test_cli_writes_table_and_files(tmp_path, capsys):
     assert (out / "crosstable.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_cross_table_picture_holds_long_bot_specs(tmp_path):
+    import warnings
+
+    from PIL import Image
+
+    from eval.report import write_outputs
+
+    class LongName(HighestLegal):
+        name = "search:keep=agents/pretrained/student_v1.npz,ms=0,confirm=256"  # as long as real specs get
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns when labels do not fit its layout
+        for bots, out in (
+            ([LongName, "random", "rule_based"], tmp_path),
+            ([HighestLegal, "random", "rule_based"], tmp_path / "short"),
+        ):
+            write_outputs(ev.round_robin(bots, boards=1, workers=1, bootstrap=10), out)
+    wide, short = (Image.open(d / "crosstable.png").size for d in (tmp_path, tmp_path / "short"))
+    assert wide[0] > short[0] and wide[1] > short[1]  # grown to hold the long labels
+
+
 def test_each_bot_s_time_per_decision_is_measured():
     result = ev.round_robin(["random", "rule_based", LowestLegal], boards=3, workers=1, bootstrap=10)
     for name, stats in result.bot_stats().items():
