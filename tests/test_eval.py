@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import eval as ev
 from allfours_env import decode
@@ -15,6 +17,7 @@ from allfours_env.rules import DEFAULT_RULES, Rules
 from allfours_env.rules import parse_rule_value
 from eval.__main__ import main
 from eval.boards import EVAL_NAMESPACE, make_board
+from eval.report import write_outputs
 from eval.stats import bootstrap_bradley_terry, bradley_terry, mean_interval, wilson_interval
 
 
@@ -248,12 +251,6 @@ def test_cli_writes_table_and_files(tmp_path, capsys):
 
 
 def test_the_cross_table_picture_holds_long_bot_specs(tmp_path):
-    import warnings
-
-    from PIL import Image
-
-    from eval.report import write_outputs
-
     class LongName(HighestLegal):
         name = "search:keep=agents/pretrained/student_v1.npz,ms=0,confirm=256"  # as long as real specs get
 
