@@ -31,7 +31,7 @@ is drawn by :func:`allfours_env.actions.first_dealer` from permutations of the t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,6 +53,24 @@ from .observation import OBS_SIZE, rules_block
 from .rules import KICK_POINTS, Rules
 
 EPISODE_MODES = EPISODES
+
+
+class KernelArrays(NamedTuple):
+    """A VectorGame's state and buffers in the order the kernels take them (:meth:`VectorGame.step_arrays`)."""
+
+    st: np.ndarray
+    bs: np.ndarray
+    deck: np.ndarray
+    trick_no: np.ndarray
+    given: np.ndarray
+    n_given: np.ndarray
+    rng: np.ndarray
+    params: np.ndarray
+    kick_points: np.ndarray
+    gained: np.ndarray
+    ev: np.ndarray
+    n_ev: np.ndarray
+    rules_block: np.ndarray
 RESET_OPTIONS = ("decks", "dealer", "scores")
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
 _UNDERTRUMP = {
@@ -169,14 +187,16 @@ class VectorGame:
         return decks, dealers, scores
 
     def _start(
-        self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray, decks: list[list[list[int]]]
+        self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray, decks: Sequence | dict[int, list]
     ) -> np.ndarray:
         """Start matches at ``tables`` with ``decks[t]`` given first; a dealer of -1 is drawn by
         the first_dealer rule from the table's stream."""
         self._n_given[tables] = 0
-        for t in np.flatnonzero(tables):
-            for deck in decks[t]:
-                self._give(int(t), deck)
+        starting = np.flatnonzero(tables)
+        queues = [decks[t] for t in starting.tolist()]
+        for i in range(max(map(len, queues), default=0)):  # each table's i-th deck, all at once
+            having = [j for j, queue in enumerate(queues) if len(queue) > i]
+            self._give_each(starting[having], np.array([queues[j][i] for j in having]))
         scratch = np.empty(N_CARDS, dtype=np.int8)
 
         def permutation(t: int) -> np.ndarray:
@@ -214,13 +234,18 @@ class VectorGame:
         self._give(table, check_deck(deck))
 
     def _give(self, table: int, deck: Sequence[int]) -> None:
-        count = int(self._n_given[table])
-        if count == self._given.shape[1]:
-            grown = np.zeros((self.n, max(4, 2 * count), N_CARDS), dtype=np.int8)
-            grown[:, :count] = self._given
+        self._give_each(np.array([table]), np.asarray(deck)[None])
+
+    def _give_each(self, tables: np.ndarray, decks: np.ndarray) -> None:
+        """Queue ``decks[i]`` (checked already) for table ``tables[i]`` (distinct tables)."""
+        counts = self._n_given[tables]
+        top = int(counts.max())
+        if top >= self._given.shape[1]:
+            grown = np.zeros((self.n, max(4, 2 * (top + 1)), N_CARDS), dtype=np.int8)
+            grown[:, : self._given.shape[1]] = self._given
             self._given = grown
-        self._given[table, count] = deck
-        self._n_given[table] = count + 1
+        self._given[tables, counts] = decks
+        self._n_given[tables] = counts + 1
 
     def decks_waiting(self) -> np.ndarray:
         """int64 (n,): the given decks each table's later deals have not taken yet (-1: a deal
@@ -311,6 +336,15 @@ class VectorGame:
         """``(st, bs, params)``: the state arrays and rule parameters, for compiled policies that
         read a table's state (columns in :mod:`allfours_env.vector_kernels`). Read only."""
         return self._st, self._bs, self._params
+
+    def step_arrays(self) -> KernelArrays:
+        """The arrays :func:`~allfours_env.vector_kernels.apply_action` and
+        :func:`~allfours_env.vector_kernels.observe_row` work on, for compiled players that step
+        their tables themselves (``ExpertBot.play_vector``). Live, not copies."""
+        return KernelArrays(
+            self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, self._params,
+            self._kick_points, self._points, self._ev, self._n_ev, self._rules_block,
+        )
 
     def legal_mask(self) -> np.ndarray:
         """bool (n, 56): the legal actions of each table's seat to act (all False where it is over)."""

@@ -426,7 +426,9 @@ def legal_bits(st, bs, t, params):
 
 
 @njit(cache=True, nogil=True)
-def _apply(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev):
+def apply_action(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev):
+    """Apply the legal ``action`` of table t's seat to act (:func:`step_all`'s body, for compiled
+    players that step their tables themselves)."""
     if action < N_CARDS:
         _play(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev)
     elif action == STAND:
@@ -486,7 +488,7 @@ def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, param
     for t in range(st.shape[0]):
         if st[t, PHASE] < DEAL_OVER and active[t]:
             n_ev[t] = 0
-            _apply(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained, ev, n_ev)
+            apply_action(st, bs, deck, trick_no, given, n_given, rng, t, actions[t], params, kick_points, gained, ev, n_ev)
 
 
 @njit(cache=True, nogil=True)
@@ -499,70 +501,70 @@ def legal_masks(st, bs, params, out):
 
 
 @njit(cache=True, nogil=True)
-def _set_bits(out, t, offset, bits):
+def _set_bits(row, offset, bits):
     while bits:
         low = lowest(bits)
-        out[t, offset + low] = 1.0
+        row[offset + low] = 1.0
         bits &= bits - _ONE
 
 
 @njit(cache=True, nogil=True)
-def _observe_table(st, bs, trick_no, t, s, params, rules_block, out):
-    """out[t] = the observation of seat ``s`` at table t: the layout of allfours_env.observation,
+def observe_row(st, bs, trick_no, t, s, params, rules_block, row):
+    """row[:] = the observation of seat ``s`` at table t: the layout of allfours_env.observation,
     written here and nowhere else; ``rules_block``: its rules piece (observation.rules_block)."""
     target = params[P_TARGET]
-    out[t, :N_FLAGS] = 0.0
-    _set_bits(out, t, 0, bs[t, HAND + s])
+    row[:N_FLAGS] = 0.0
+    _set_bits(row, 0, bs[t, HAND + s])
     if st[t, KICK] >= 0:
-        out[t, _O_KICK + st[t, KICK]] = 1.0
-    _set_bits(out, t, _O_KICKS_ASIDE, bs[t, KICKS_ASIDE])
+        row[_O_KICK + st[t, KICK]] = 1.0
+    _set_bits(row, _O_KICKS_ASIDE, bs[t, KICKS_ASIDE])
     rel = (st[t, LEADER] - s) % N_SEATS
     for i in range(st[t, TRICK_LEN]):
-        out[t, _O_TABLE + rel * N_CARDS + st[t, TRICK_CARDS + i]] = 1.0
+        row[_O_TABLE + rel * N_CARDS + st[t, TRICK_CARDS + i]] = 1.0
         rel = (rel + 1) % N_SEATS
     for r in range(N_SEATS):
-        _set_bits(out, t, _O_PLAYED + r * N_CARDS, bs[t, PLAYED + (s + r) % N_SEATS])
-    _set_bits(out, t, _O_LED, bs[t, LED])
+        _set_bits(row, _O_PLAYED + r * N_CARDS, bs[t, PLAYED + (s + r) % N_SEATS])
+    _set_bits(row, _O_LED, bs[t, LED])
     for c in range(N_CARDS):
         number = trick_no[t, c]
         for b in range(4):
             if number >> b & 1:
-                out[t, _O_TRICK_NUMBER + 4 * c + b] = 1.0
+                row[_O_TRICK_NUMBER + 4 * c + b] = 1.0
     team = s % 2
-    _set_bits(out, t, _O_WON, bs[t, WON + team])
-    _set_bits(out, t, _O_WON + N_CARDS, bs[t, WON + 1 - team])
+    _set_bits(row, _O_WON, bs[t, WON + team])
+    _set_bits(row, _O_WON + N_CARDS, bs[t, WON + 1 - team])
     if st[t, TRUMP] >= 0:
-        out[t, _O_TRUMP + st[t, TRUMP]] = 1.0
+        row[_O_TRUMP + st[t, TRUMP]] = 1.0
     phase = st[t, PHASE]
-    out[t, _O_PHASE + _PHASE_SLOT[phase]] = 1.0
+    row[_O_PHASE + _PHASE_SLOT[phase]] = 1.0
     dealer_rel = (st[t, DEALER] - s) % N_SEATS
-    out[t, _O_DEALER + dealer_rel] = 1.0
-    out[t, _O_BEGGAR + (dealer_rel + 1) % N_SEATS] = 1.0
+    row[_O_DEALER + dealer_rel] = 1.0
+    row[_O_BEGGAR + (dealer_rel + 1) % N_SEATS] = 1.0
     if phase == PLAY:
-        out[t, _O_LEADER + (st[t, LEADER] - s) % N_SEATS] = 1.0
-    out[t, _O_PARTNER + _PARTNER_SEAT] = 1.0
+        row[_O_LEADER + (st[t, LEADER] - s) % N_SEATS] = 1.0
+    row[_O_PARTNER + _PARTNER_SEAT] = 1.0
     for i in range(4):
-        out[t, _O_DECISIONS + i] = st[t, STOOD + i]
-    out[t, _O_SCORES] = min(st[t, SCORE0 + team] / target, 1.0)
-    out[t, _O_SCORES + 1] = min(st[t, SCORE0 + 1 - team] / target, 1.0)
-    out[t, _O_SCORES + 2] = 1.0 / target
-    out[t, _O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
-    out[t, _O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
-    out[t, _O_RULES : _O_RULES + len(rules_block)] = rules_block
+        row[_O_DECISIONS + i] = st[t, STOOD + i]
+    row[_O_SCORES] = min(st[t, SCORE0 + team] / target, 1.0)
+    row[_O_SCORES + 1] = min(st[t, SCORE0 + 1 - team] / target, 1.0)
+    row[_O_SCORES + 2] = 1.0 / target
+    row[_O_SCORES + 3] = st[t, GAME0 + team] / TOTAL_GAME_VALUE
+    row[_O_SCORES + 4] = st[t, GAME0 + 1 - team] / TOTAL_GAME_VALUE
+    row[_O_RULES : _O_RULES + len(rules_block)] = rules_block
 
 
 @njit(cache=True, nogil=True)
 def observe_all(st, bs, trick_no, seats, params, rules_block, out):
-    """out[t] = the observation of seat ``seats[t]`` at table t (see :func:`_observe_table`)."""
+    """out[t] = the observation of seat ``seats[t]`` at table t (see :func:`observe_row`)."""
     for t in range(st.shape[0]):
-        _observe_table(st, bs, trick_no, t, seats[t], params, rules_block, out)
+        observe_row(st, bs, trick_no, t, seats[t], params, rules_block, out[t])
 
 
 @njit(cache=True, nogil=True)
 def observe_one(st, bs, trick_no, t, seat, params, rules_block, out, mask):
     """out[t] = seat's observation at table t, and mask[:] (int8, 56) its legal actions if it is
     the seat to act (else all 0): what a one-table view hands to a player, in one call."""
-    _observe_table(st, bs, trick_no, t, seat, params, rules_block, out)
+    observe_row(st, bs, trick_no, t, seat, params, rules_block, out[t])
     bits = legal_bits(st, bs, t, params) if st[t, CURRENT] == seat else np.uint64(0)
     for a in range(mask.shape[0]):
         mask[a] = (bits >> np.uint64(a)) & _ONE
@@ -580,5 +582,7 @@ def sample_legal_all(st, bs, params, uniforms, out):
             out[t] = lowest(bits)
 
 
-# The kernels compile in constants of actions, cards and observation: a change there must recompile them.
-cache_depends_on(kernels_of(__name__), (actions, cards, observation))
+# The kernels compile in constants of actions, cards and observation: a change there must
+# recompile them (and any kernel elsewhere that compiles these in).
+COMPILED_IN = (actions, cards, observation)
+cache_depends_on(kernels_of(__name__), COMPILED_IN)
