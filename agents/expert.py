@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, decode
+from allfours_env import vector_kernels as kernels
 from allfours_env.cards import (
     CARD_GAME_VALUE,
     FULL_DECK,
@@ -40,6 +41,8 @@ from allfours_env.cards import (
     beats,
 )
 from allfours_env.numba_ints import cache_depends_on, kernels_of
+from allfours_env.observation import OBS_SIZE
+from allfours_env.vector import VectorGame
 
 from . import hand_reading, match_model, rows
 from .base import Observation, legal_actions
@@ -590,6 +593,32 @@ def _values_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarr
             out[i, RUN] = 0.0
 
 
+@njit(cache=True, nogil=True)
+def _play_kernel(
+    st, bs, deck, trick_no, given, n_given, rng, params, kick_points, gained, ev, n_ev, rules_block,
+    mine, equity, row, moved,
+):  # fmt: skip
+    """Play every table while its seat to act is ``mine[t, seat]`` and its next deal would not
+    find its queue of given decks used up (tables that deal from their stream never stop for
+    that): observe, decide and step as ``_actions_kernel`` and ``VectorGame.step`` would, one table
+    at a time. ``gained[t]``: the points of all the table's steps; ``moved[t]``: whether it moved."""
+    for t in range(st.shape[0]):
+        gained[t, :] = 0
+        moved[t] = False
+        while (
+            st[t, kernels.PHASE] < kernels.DEAL_OVER
+            and mine[t, st[t, kernels.CURRENT]]
+            and n_given[t] != st[t, kernels.NEXT_DECK]
+        ):
+            kernels.observe_row(st, bs, trick_no, t, st[t, kernels.CURRENT], params, rules_block, row)
+            action = _decide(row, np.int64(kernels.legal_bits(st, bs, t, params)), equity)
+            n_ev[t] = 0
+            kernels.apply_action(
+                st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev
+            )
+            moved[t] = True
+
+
 # ---------------------------------------------------------------- batches and the bot
 
 
@@ -610,6 +639,7 @@ def _by_rules(observations: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 _EQUITY_BY_KEY: dict[bytes, np.ndarray] = {}  # the rules key's bytes (few distinct ones per process)
+_EQUITY_BY_GAME_RULES: dict[bytes, np.ndarray] = {}  # a VectorGame's rule arrays' bytes: the same tables
 
 
 def _equity_of(row: np.ndarray) -> np.ndarray:
@@ -677,6 +707,29 @@ class ExpertBot:
         """``act`` of every row at once (the bot has no memory): :func:`expert_actions`."""
         return expert_actions(observations, masks)
 
+    def play_vector(self, game: VectorGame, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Play the tables of ``game`` where the seat to act is one of ``seats`` (bool (n, 4)), each
+        until another seat is to act, its episode is over or no given deck waits for its next deal
+        (``decks_waiting() == 0``; tables dealing from their own stream never stop for that): the
+        moves ``act_batch`` would make, without leaving compiled code. Returns the points (int64
+        (n, 2)) each team gained at each table and which tables moved (bool (n,))."""
+        seats = np.asarray(seats)
+        if seats.shape != (game.n, N_SEATS) or seats.dtype != np.bool_:
+            raise ValueError(f"seats must be a bool array of shape ({game.n}, {N_SEATS}), got {seats.dtype} {seats.shape}")
+        arrays = game.step_arrays()
+        live = np.flatnonzero(~game.is_over)
+        if len(live) == 0:
+            return np.zeros((game.n, 2), dtype=np.int64), np.zeros(game.n, dtype=bool)
+        key = arrays.params.tobytes() + arrays.rules_block.tobytes()  # one rule set per game
+        equity = _EQUITY_BY_GAME_RULES.get(key)
+        if equity is None:
+            equity = _EQUITY_BY_GAME_RULES[key] = _equity_of(game.observe(tables=live[:1])[0])
+        row = np.empty(OBS_SIZE, dtype=np.float32)
+        moved = np.empty(game.n, dtype=bool)
+        _play_kernel(*arrays, np.ascontiguousarray(seats), equity, row, moved)
+        return arrays.gained.copy(), moved
 
-# The kernels compile in the match model, the row readers and the card reasoning: a change there recompiles them.
-cache_depends_on(kernels_of(__name__), (match_model, rows, hand_reading))
+
+# The kernels compile in the match model, the row readers, the card reasoning and the engine's
+# kernels: a change there recompiles them.
+cache_depends_on(kernels_of(__name__), (match_model, rows, hand_reading, kernels, *kernels.COMPILED_IN))

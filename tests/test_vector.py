@@ -328,3 +328,66 @@ def test_memory_of_4096_tables_is_small():
     assert state < 4 * 2**20  # the state itself; one observation batch adds n * OBS_SIZE * 4 bytes
     assert vg.observe().nbytes < 20 * 2**20
     assert N_ACTIONS == vg.legal_mask().shape[1]
+
+
+# ---------------------------------------------------------------- compiled players (ExpertBot.play_vector)
+
+
+def _expert_matches(fused: bool, given_decks: bool, seats: np.ndarray, n: int = 48, seed: int = 5):
+    """Play ``n`` expert matches to the end, the seats in ``seats`` by ``play_vector`` (the others
+    and every seat when not ``fused`` by ``act_batch``); each table's decks from its own stream when
+    ``given_decks``, as the Gymnasium vector env gives them. Returns the scores and the points."""
+    from agents.expert import ExpertBot  # the bot's module imports the engine, not the reverse
+
+    bot, game = ExpertBot(), VectorGame(n)
+    streams = [np.random.default_rng([seed, t]) for t in range(n)]
+    options = [{"decks": [stream.permutation(N_CARDS).tolist()]} for stream in streams] if given_decks else None
+    total = game.reset(seed=seed, options=options)
+
+    def give() -> None:
+        for t in np.flatnonzero(~game.is_over & (game.decks_waiting() == 0)) if given_decks else []:
+            game.give_deck(int(t), streams[t].permutation(N_CARDS))
+
+    give()
+    for _ in range(2_000):  # far more rounds than a match takes; a player that stops making progress fails below
+        if game.is_over.all():
+            break
+        if fused:
+            points, moved = bot.play_vector(game, seats)
+            total += points
+            current = game.current
+            for t in np.flatnonzero(~game.is_over):  # it stopped only where it had to
+                assert not seats[t, current[t]] or game.decks_waiting()[t] == 0
+            give()
+        live = ~game.is_over
+        if not fused:
+            mine = live
+        else:
+            mine = live & ~seats[np.arange(n), np.maximum(game.current, 0)] & (game.decks_waiting() != 0)
+        if mine.any():
+            actions = np.zeros(n, dtype=np.int64)
+            actions[mine] = bot.act_batch(game.observe()[mine], game.legal_mask()[mine])
+            total += game.step(actions, tables=mine)
+            give()
+    assert game.is_over.all()
+    return game.scores, total
+
+
+@pytest.mark.parametrize("given_decks", [True, False])
+@pytest.mark.parametrize("seat_set", [(0, 1, 2, 3), (1, 3)])
+def test_expert_play_vector_makes_the_moves_of_act_batch(given_decks, seat_set):
+    seats = np.zeros((48, N_SEATS), dtype=bool)
+    seats[:, list(seat_set)] = True
+    scores, points = _expert_matches(False, given_decks, seats)
+    fused_scores, fused_points = _expert_matches(True, given_decks, seats)
+    np.testing.assert_array_equal(fused_scores, scores)
+    np.testing.assert_array_equal(fused_points, points)
+
+
+def test_expert_play_vector_refuses_bad_seats():
+    from agents.expert import ExpertBot
+
+    game = VectorGame(3)
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match=r"seats must be a bool array of shape \(3, 4\)"):
+        ExpertBot().play_vector(game, np.ones((3, 2), dtype=bool))
