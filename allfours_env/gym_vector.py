@@ -13,7 +13,9 @@ table's generator), or only seat ``team`` when a ``partner`` bot plays the other
 play the other team. A step applies the learner's action at every table at once, then the bots
 answer, tick by tick, until every table waits for a learner seat again: at each tick every bot
 with ``act_batch`` answers for all its tables in one call (a network: one forward pass), any
-other bot table by table. ``reset(seed=s)`` seeds table i with ``s + i``, as
+other bot table by table. A batch bot that also offers ``play_vector(game, seats)`` (the
+expert) first plays its seats of every table in compiled code, as far as it can without
+another player or a new deck, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds table i with ``s + i``, as
 ``gymnasium.vector.SyncVectorEnv`` seeds its envs, so table i of a reset with seed s replays
 ``single_agent_env(...).reset(seed=s + i)`` action for action (tested).
 
@@ -257,9 +259,13 @@ class AllFoursVectorEnv(VectorEnv):
         exactly what ``SingleAgentEnv.reset`` draws, in its order."""
         # What SingleAgentEnv hands to Game, for the vector engine's own start (the reset options
         # were checked in reset(); the shuffles are permutations by construction).
-        decks_of: list[list] = [[] for _ in range(self.num_envs)]
-        dealers, scores = np.full(self.num_envs, -1, dtype=np.int64), np.zeros((self.num_envs, 2), dtype=np.int64)
-        for t in np.flatnonzero(tables):
+        n, starting = self.num_envs, np.flatnonzero(tables)
+        first_decks: dict[int, list] = {}
+        dealers, scores = np.full(n, -1, dtype=np.int64), np.zeros((n, 2), dtype=np.int64)
+        scores[starting] = options.get("scores", (0, 0))
+        given_dealer, given_decks = options.get("dealer"), options.get("decks")
+        owners_before = self._owner[starting]
+        for t in starting.tolist():
             rng = self._rngs[t]
             team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
             opponents = self._draw_opponents[t](rng)
@@ -278,26 +284,39 @@ class AllFoursVectorEnv(VectorEnv):
             seats = [self._alias.get(id(bot), bot) for bot in seats]
             self._owner[t] = [LEARNER if b is None else id(b) if hasattr(b, "act_batch") else OWN_BOT for b in seats]
             self._batch.update((id(b), b) for b in seats if hasattr(b, "act_batch"))  # the new batch bots in
-            dealer = options.get("dealer")  # drawn first, then the first deck, as Game draws them
+            dealer = given_dealer  # drawn first, then the first deck, as Game draws them
             if dealer is None:
                 dealer = first_dealer(self.rules.first_dealer, lambda decks=decks: decks.permutation(N_CARDS))
-            first_decks = options.get("decks") or [decks.permutation(N_CARDS)]
-            decks_of[t], dealers[t], scores[t] = first_decks, dealer, options.get("scores", (0, 0))
-        in_play = set(np.unique(self._owner).tolist())  # those no table plays any more out
-        self._batch = {key: bot for key, bot in self._batch.items() if key in in_play}
-        points = self.game._start(tables, dealers, scores, decks_of)
+            dealers[t], first_decks[t] = dealer, given_decks or [decks.permutation(N_CARDS)]
+        if set(owners_before.ravel().tolist()) - set(self._owner[starting].ravel().tolist()):
+            # a bot left these tables: out with the bots no table plays any more
+            in_play = set(np.unique(self._owner).tolist())
+            self._batch = {key: bot for key, bot in self._batch.items() if key in in_play}
+        points = self.game._start(tables, dealers, scores, first_decks)
         self._pay(points, tables)
         self._give_decks(tables)
 
     def _play_bots(self) -> None:
-        """Let the bots move until every table waits for a learner seat or is over."""
+        """Let the bots move until every table waits for a learner seat or is over: the bots that
+        step tables in compiled code (``play_vector``) as far as they can, then a tick of the
+        others (or of tables a compiled bot left for a deck), and again."""
         game, rows = self.game, np.arange(self.num_envs)
         while True:
+            compiled_moved = False
+            for key, bot in self._batch.items():
+                if hasattr(bot, "play_vector"):
+                    points, moved = bot.play_vector(game, self._owner == key)
+                    if moved.any():
+                        compiled_moved = True
+                        self._pay(points, moved)
+                        self._give_decks(moved)
             current = game.current
             owners = np.where(current >= 0, self._owner[rows, np.maximum(current, 0)], LEARNER)
             waiting = owners != LEARNER
             if not waiting.any():
                 return
+            if compiled_moved:
+                continue  # the tables it left for a deck have one now
             moving = np.flatnonzero(waiting)  # observed and asked: only the tables where a bot is to act
             observations, masks, owners = game.observe(tables=moving), game.legal_mask()[moving], owners[moving]
             actions = np.zeros(self.num_envs, dtype=np.int64)
@@ -330,8 +349,9 @@ class AllFoursVectorEnv(VectorEnv):
         episode's deck generator: one permutation per deal, the draws ``Game`` makes (a
         permutation by construction, so queued without ``give_deck``'s check)."""
         game = self.game
-        for t in np.flatnonzero(tables & ~game.is_over & (game.decks_waiting() == 0)):
-            game._give(int(t), self._decks[t].permutation(N_CARDS))
+        needing = np.flatnonzero(tables & ~game.is_over & (game.decks_waiting() == 0))
+        if len(needing):
+            game._give_each(needing, np.stack([self._decks[t].permutation(N_CARDS) for t in needing.tolist()]))
 
     def _end_info(self, info: dict[str, Any], ended: np.ndarray) -> None:
         game = self.game
