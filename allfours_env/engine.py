@@ -73,17 +73,24 @@ class Game:
             decks = [rng.permutation(N_CARDS).tolist()]  # the first deal's, drawn as it begins
         self._core = core = VectorGame(1, episode=episode, events=True, **dataclasses.asdict(rules))
         core.reset(options=[{"decks": decks, "dealer": int(dealer), "scores": list(scores)}])
+        self._action = np.zeros(1, dtype=np.int64)  # the kernel's argument, made once
         self._rows()
         self.events: list[Event] = core.events(0)
         self._legal = -1  # the legal actions' bits, once asked for, until the next step
-        self._action = np.zeros(1, dtype=np.int64)  # the kernel's argument, made once
 
     def _rows(self) -> None:
-        """Views of the table's state rows (again after a restore, which replaces the arrays)."""
+        """Views of the table's state rows (again after a restore or a new deck, which may replace
+        the arrays)."""
         core = self._core
         self._st, self._bs, self._deck, self._trick_no = core._st[0], core._bs[0], core._deck[0], core._trick_no[0]
+        # The kernels' arguments, gathered once: a step crosses into compiled code with no lookups.
+        self._step_args = (
+            core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, self._action,
+            core._all_tables, core._params, core._kick_points, core._points, core._ev, core._n_ev,
+        )  # fmt: skip
+        self._observe_args = (core._st, core._bs, core._trick_no, 0)
 
-    _ROWS = ("_st", "_bs", "_deck", "_trick_no")
+    _ROWS = ("_st", "_bs", "_deck", "_trick_no", "_step_args", "_observe_args")
 
     def __getstate__(self) -> dict:
         """For copy and pickle: the row views are made again from the copied table."""
@@ -287,9 +294,11 @@ class Game:
         """``seat``'s observation vector (float32, see :mod:`allfours_env.observation`) and action
         mask (int8[56]: its legal actions if it is the seat to act, else all 0), new arrays."""
         core = self._core
-        out, mask = np.empty((1, OBS_SIZE), dtype=np.float32), np.empty(N_ACTIONS, dtype=np.int8)
-        k.observe_one(core._st, core._bs, core._trick_no, 0, seat, core._params, core._rules_block, out, mask)
-        return out[0], mask
+        row, mask = np.empty(OBS_SIZE, dtype=np.float32), np.empty(N_ACTIONS, dtype=np.int8)
+        bits = k.observe_one(*self._observe_args, seat, core._params, core._rules_block, row, mask)
+        if seat == self._st[k.CURRENT]:  # the seat to act: its mask is the legal actions, kept for step
+            self._legal = int(bits)
+        return row, mask
 
     # ---------------------------------------------------------------- playing
 
@@ -319,23 +328,22 @@ class Game:
         if self.rng is None:
             raise ValueError("the given decks ran out and no random generator was given")
         core.give_deck(0, self.rng.permutation(N_CARDS).tolist())
+        self._rows()  # the queue of decks may have grown into a new array
         self._apply(action)
 
     def _apply(self, action: int) -> None:
         """The kernels' step of a legal action (checked by :meth:`step`), its events logged."""
         core = self._core
         self._action[0] = action
-        k.step_all(
-            core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, self._action,
-            core._all_tables, core._params, core._kick_points, core._points, core._ev, core._n_ev,
-        )
-        self.events.extend(_event(row) for row in core._ev[0, : core._n_ev[0]].tolist())
+        k.step_all(*self._step_args)
+        self.events.extend(map(_event, core._ev[0, : core._n_ev[0]].tolist()))
 
     def _may_start_a_deal(self, action: int) -> bool:
         """Whether ``action`` can begin a deal: running the pack (a redeal) or the deal's last card."""
         if action >= N_CARDS:
             return action == RUN
-        return self.phase == PLAY and self._st[k.TRICK_LEN] == N_SEATS - 1 and self.tricks_played + 1 == self.n_tricks
+        st = self._st
+        return st[k.PHASE] == PLAY and st[k.TRICK_LEN] == N_SEATS - 1 and st[k.TRICKS_PLAYED] + 1 == st[k.N_TRICKS]
 
     def _illegal_message(self, action: object, legal: int) -> str:
         legal_text = ", ".join(action_text(a) for a in cards_of(legal))

@@ -561,13 +561,15 @@ def observe_all(st, bs, trick_no, seats, params, rules_block, out):
 
 
 @njit(cache=True, nogil=True)
-def observe_one(st, bs, trick_no, t, seat, params, rules_block, out, mask):
-    """out[t] = seat's observation at table t, and mask[:] (int8, 56) its legal actions if it is
-    the seat to act (else all 0): what a one-table view hands to a player, in one call."""
-    observe_row(st, bs, trick_no, t, seat, params, rules_block, out[t])
+def observe_one(st, bs, trick_no, t, seat, params, rules_block, row, mask):
+    """row[:] = seat's observation at table t, and mask[:] (int8, 56) its legal actions if it is
+    the seat to act (else all 0): what a one-table view hands to a player, in one call. Returns
+    the mask's bits."""
+    observe_row(st, bs, trick_no, t, seat, params, rules_block, row)
     bits = legal_bits(st, bs, t, params) if st[t, CURRENT] == seat else np.uint64(0)
     for a in range(mask.shape[0]):
         mask[a] = (bits >> np.uint64(a)) & _ONE
+    return bits
 
 
 @njit(cache=True, nogil=True)
