@@ -436,6 +436,10 @@ __all__ = ["EPISODE_MODES", "VectorGame", "rule_params"]
 
 
 def event_of(row: list[int]) -> Event:
-    """The :class:`Event` of one row of the kernels' event buffer."""
-    kind, seat, team, points, card, suit, deal = row
-    return Event(EVENT_KINDS[kind], seat, team, points, card, suit, deal)
+    """The :class:`Event` of one row of the kernels' event buffer (a list, taken over: its kind
+    code is replaced by the kind's name)."""
+    row[0] = EVENT_KINDS[row[0]]
+    return _make_event(row)
+
+
+_make_event = Event._make  # tuple.__new__ on a list: no Python-level __new__ per event
