@@ -293,12 +293,21 @@ class raw_env(AECEnv):
         self._rewards_given = True
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
+        """AECEnv.last, with the agent to act known valid: observed without checking it again."""
         self._check_agent_to_act("last")
-        return super().last(observe)
+        agent = self.agent_selection
+        observation = self._observation(SEAT_OF[agent]) if observe else None
+        return (
+            observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent],
+            self.infos[agent],
+        )  # fmt: skip
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = SEAT_OF[_check_agent(agent)]
         self._check_started("observe")
+        return self._observation(seat)
+
+    def _observation(self, seat: int) -> dict[str, np.ndarray]:
         observation, mask = encode_with_mask(self.game, seat)
         return {"observation": observation, "action_mask": mask}
 
@@ -314,7 +323,8 @@ class raw_env(AECEnv):
 
     def _check_agent_to_act(self, method: str) -> None:
         """A clear error instead of a KeyError once every agent has been stepped out."""
-        self._check_started(method)
+        if self.game is None:
+            self._check_started(method)
         if not self.agents:
             raise RuntimeError(
                 f"{method}(): the match (or deal episode) is over and every agent is done; "
