@@ -1,6 +1,6 @@
 """Decisions per second with uniformly random legal moves: All Fours against peer card-game envs.
 
-    python benchmarks/speed.py [--seconds 5]
+    python benchmarks/speed.py [--seconds 5] [--rounds 5]
 
 The peers come with the bench extra (``pip install -e ".[bench]"``): those that cannot be
 imported are skipped with a line that names the extra, and the rest still run.
@@ -9,7 +9,9 @@ Every AEC env is driven by the same loop: ``env.last()`` (observation and action
 every decision), a uniform pick among the legal actions, ``env.step``. The raw engine loop asks
 the engine for its legal actions and steps it. OpenSpiel's ``euchre`` (if ``open_spiel`` is
 installed) reads ``information_state_tensor`` and ``legal_actions`` at every decision. One
-process, one thread; the machine's other core is left idle.
+process, one thread; the machine's other core is left idle. Each env runs briefly untimed first
+(compiled code loaded), then ``--seconds`` in all, in ``--rounds`` slices taken in turn with the
+others': a machine whose speed drifts during the run slows every env alike.
 """
 
 from __future__ import annotations
@@ -89,35 +91,46 @@ def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
     return decisions, episodes, time.perf_counter() - start
 
 
-def peer_runs(seconds: float) -> dict[str, Callable[[], Result]]:
+Run = Callable[[float], Result]  # seconds -> result
+
+
+def peer_runs() -> dict[str, Run]:
     """The peer benchmarks whose packages import; a line naming the extra for each one that does not."""
-    runs: dict[str, Callable[[], Result]] = {}
+    runs: dict[str, Run] = {}
     try:
         from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4
     except ImportError as error:
         print(f"PettingZoo's classic games skipped ({error}); they come with the bench extra: {BENCH_EXTRA}")
     else:
-        runs["pettingzoo leduc_holdem_v4"] = lambda: bench_aec(leduc_holdem_v4.env, seconds)
-        runs["pettingzoo texas_holdem_v4"] = lambda: bench_aec(texas_holdem_v4.env, seconds)
+        runs["pettingzoo leduc_holdem_v4"] = lambda seconds: bench_aec(leduc_holdem_v4.env, seconds)
+        runs["pettingzoo texas_holdem_v4"] = lambda seconds: bench_aec(texas_holdem_v4.env, seconds)
     try:
         import pyspiel  # noqa: F401
     except ImportError:
         print(f"OpenSpiel euchre skipped (open_spiel is not installed); it comes with the bench extra: {BENCH_EXTRA}")
     else:
-        runs["openspiel euchre (info-state tensor)"] = lambda: bench_openspiel_euchre(seconds)
+        runs["openspiel euchre (info-state tensor)"] = bench_openspiel_euchre
     return runs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement (default 5)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per env (default 5)")
+    parser.add_argument("--rounds", type=int, default=5, help="slices per env, taken in turn (default 5)")
     args = parser.parse_args()
-    runs: dict[str, Callable[[], Result]] = {
-        "allfours env() (AEC, obs + mask)": lambda: bench_aec(allfours_env.env, args.seconds),
-        "allfours raw engine": lambda: bench_engine(args.seconds),
-        **peer_runs(args.seconds),
+    if not args.seconds > 0 or args.rounds < 1:
+        parser.error("--seconds must be positive and --rounds at least 1")
+    runs: dict[str, Run] = {
+        "allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds),
+        "allfours raw engine": bench_engine,
+        **peer_runs(),
     }
-    results = {name: run() for name, run in runs.items()}
+    for run in runs.values():
+        run(0.2)  # warm-up, untimed
+    results = dict.fromkeys(runs, (0, 0, 0.0))
+    for _ in range(args.rounds):
+        for name, run in runs.items():
+            results[name] = tuple(a + b for a, b in zip(results[name], run(args.seconds / args.rounds)))
     rate = {name: d / s for name, (d, _, s) in results.items()}
     ours = rate["allfours env() (AEC, obs + mask)"]
     print("| env | decisions/s | episodes/s | allfours env() / this |")
