@@ -323,8 +323,7 @@ class raw_env(AECEnv):
 
     def _check_agent_to_act(self, method: str) -> None:
         """A clear error instead of a KeyError once every agent has been stepped out."""
-        if self.game is None:
-            self._check_started(method)
+        self._check_started(method)
         if not self.agents:
             raise RuntimeError(
                 f"{method}(): the match (or deal episode) is over and every agent is done; "

@@ -15,9 +15,9 @@ answer, tick by tick, until every table waits for a learner seat again: at each 
 with ``act_batch`` answers for all its tables in one call (a network: one forward pass), any
 other bot table by table. A batch bot that also offers ``play_vector(game, seats)`` (the
 expert) first plays its seats of every table in compiled code, as far as it can without
-another player or a new deck, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds table i with ``s + i``, as
-``gymnasium.vector.SyncVectorEnv`` seeds its envs, so table i of a reset with seed s replays
-``single_agent_env(...).reset(seed=s + i)`` action for action (tested).
+another player or a new deck, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds
+table i with ``s + i``, as ``gymnasium.vector.SyncVectorEnv`` seeds its envs, so table i of a
+reset with seed s replays ``single_agent_env(...).reset(seed=s + i)`` action for action (tested).
 
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
 with ``act_batch`` is memoryless and deterministic, so one instance per seat serves every table,

@@ -71,6 +71,8 @@ class KernelArrays(NamedTuple):
     ev: np.ndarray
     n_ev: np.ndarray
     rules_block: np.ndarray
+
+
 RESET_OPTIONS = ("decks", "dealer", "scores")
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
 _UNDERTRUMP = {
