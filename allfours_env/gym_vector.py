@@ -22,7 +22,8 @@ reset with seed s replays ``single_agent_env(...).reset(seed=s + i)`` action for
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
 with ``act_batch`` is memoryless and deterministic, so one instance per seat serves every table,
 others get an instance per table and seat), a bot instance with ``act_batch`` (it plays every
-table), a function ``rng -> bot`` called with the table's generator when its episode starts (an
+table; where every seat's bot is fixed and has ``act_batch``, the episode starts draw the bots'
+seeds, as the single-agent env does, in compiled code and reset no bot), a function ``rng -> bot`` called with the table's generator when its episode starts (an
 opponent pool; bots it returns that offer ``act_batch`` are asked once a tick for all the tables
 that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first.
 
@@ -58,7 +59,9 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from numba import njit
 
+from . import numpy_random
 from .actions import first_dealer
 from .cards import N_CARDS, N_SEATS
 from .engine import EPISODES, N_ACTIONS, check_seed
@@ -72,6 +75,20 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 OBS_KEY, MASK_KEY = "observation", "action_mask"
 PolicyInput = tuple[int, Callable[[np.ndarray, np.ndarray], np.ndarray]]  # (size, (observations, masks) -> inputs)
 LEARNER, OWN_BOT = -2, -1  # owner codes of a seat: the learner, a bot of the table's own (else a batch bot's id)
+DECKS_AHEAD = 2  # decks queued at a table before its deals need them: bots play on without stopping
+
+
+@njit(cache=True, nogil=True)
+def _draw_starts(table_rng, deck_rng, tables, draw_team, n_seeds, teams):
+    """What ``SingleAgentEnv.reset`` draws from the generator of each table in ``tables`` when
+    its bots are fixed: the team (if ``draw_team``, into ``teams``), a seed per bot (unused: such
+    bots are memoryless), and the seed of the episode's deck generator, ``deck_rng[t]``."""
+    for t in tables:
+        if draw_team:
+            teams[t] = numpy_random.integers(table_rng, t, N_TEAMS)
+        for _ in range(n_seeds):
+            numpy_random.integers(table_rng, t, SEED_RANGE)
+        numpy_random.seed(deck_rng, t, numpy_random.integers(table_rng, t, SEED_RANGE))
 
 
 def vector_env(num_envs: int, opponents: Any, **kwargs: Any) -> AllFoursVectorEnv:
@@ -169,8 +186,13 @@ class AllFoursVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, n)
 
         self.team = np.zeros(n, dtype=np.int64)
-        self._rngs: list[np.random.Generator | None] = [None] * n  # each table's generator (gym.Env's np_random)
-        self._decks: list[np.random.Generator | None] = [None] * n  # each episode's deck generator, as Game's
+        self._sign = np.ones(n)  # +1 where the learner plays team 0, -1 where team 1
+        # Each table's generator (gym.Env's np_random) and its episode's deck generator (Game's), as
+        # numpy_random rows: their draws are numpy's, made in compiled code for many tables at once.
+        self._table_rng = np.zeros((n, numpy_random.STATE_WORDS), dtype=np.uint64)
+        self._deck_rng = np.zeros((n, numpy_random.STATE_WORDS), dtype=np.uint64)
+        self._seeded = np.zeros(n, dtype=bool)
+        self._generator = np.random.Generator(np.random.PCG64(0))  # a table's generator, for Python draws
         self._owner = np.full((n, N_SEATS), LEARNER, dtype=np.int64)
         self._bots: list[list[Bot | None]] = [[None] * N_SEATS for _ in range(n)]
         self._batch: dict[int, Bot] = {}  # the batch bots in play, by id
@@ -178,6 +200,36 @@ class AllFoursVectorEnv(VectorEnv):
         self._over = np.ones(n, dtype=bool)  # episode over: the next step resets the table
         self._masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
         self._started = False
+        self._fixed = self._fixed_bots(opponents, partner)
+
+    def _fixed_bots(self, opponents: Any, partner: Any) -> tuple[int, np.ndarray] | None:
+        """When every table plays the same bots, all with ``act_batch`` (memoryless: their
+        reset seeds go unused), whatever the table's generator draws: the number of bot seeds
+        an episode start draws, and the seats' owners for each learner team (2, 4). Else None:
+        the bots are drawn and reset table by table, in Python."""
+        pair = isinstance(opponents, Sequence) and not isinstance(opponents, str)
+        sources = [*(opponents if pair else [opponents]), *([] if partner is None else [partner])]
+        if not all(isinstance(s, str) or callable(getattr(s, "act", None)) and not isinstance(s, type) for s in sources):
+            return None  # a function rng -> bot draws from the generator
+        bots = self._draw_opponents[0](None) + self._draw_partner[0](None)
+        if not all(hasattr(bot, "act_batch") for bot in bots) or self.num_envs > 1 and (
+            self._draw_opponents[1](None) + self._draw_partner[1](None) != bots
+        ):
+            return None
+        owners = np.empty((N_TEAMS, N_SEATS), dtype=np.int64)
+        for team in range(N_TEAMS):
+            seats = self._seat_bots(team, bots[:N_TEAMS], bots[N_TEAMS:])
+            owners[team] = [LEARNER if b is None else id(b) for b in seats]
+            self._batch.update((id(b), b) for b in seats if b is not None)
+        return len({id(bot) for bot in bots}), owners
+
+    def _seat_bots(self, team: int, opponents: list[Bot], partners: list[Bot]) -> list[Bot | None]:
+        """The bot of each seat (None: the learner's), each as the bot that answers for it."""
+        seats: list[Bot | None] = [None] * N_SEATS
+        seats[1 - team], seats[3 - team] = opponents
+        if partners:
+            seats[team + 2] = partners[0]
+        return [self._alias.get(id(bot), bot) for bot in seats]
 
     # ---------------------------------------------------------------- Gymnasium API
 
@@ -196,8 +248,9 @@ class AllFoursVectorEnv(VectorEnv):
             raise ValueError(f"seed must be None, an int, or a list of {n} ints or Nones (one per table), got {seed!r}")
         options = checked_options(self.rules, options)
         for t, table_seed in enumerate(seeds):
-            if table_seed is not None or self._rngs[t] is None:
-                self._rngs[t] = seeding.np_random(table_seed)[0]
+            if table_seed is not None or not self._seeded[t]:
+                self._table_rng[t] = numpy_random.packed(seeding.np_random(table_seed)[0].bit_generator.state)
+                self._seeded[t] = True
         everywhere = np.ones(n, dtype=bool)
         self._pending[:] = 0.0
         self._begin(everywhere, options)
@@ -256,45 +309,59 @@ class AllFoursVectorEnv(VectorEnv):
 
     def _begin(self, tables: np.ndarray, options: dict[str, Any]) -> None:
         """Start an episode at every table in ``tables``, drawing from each table's generator
-        exactly what ``SingleAgentEnv.reset`` draws, in its order."""
-        # What SingleAgentEnv hands to Game, for the vector engine's own start (the reset options
-        # were checked in reset(); the shuffles are permutations by construction).
+        exactly what ``SingleAgentEnv.reset`` draws, in its order (the reset options were
+        checked in reset())."""
         n, starting = self.num_envs, np.flatnonzero(tables)
-        first_decks: dict[int, list] = {}
+        if self._fixed is not None:  # the draws alone, compiled, for every starting table at once
+            n_seeds, owners = self._fixed
+            if self.fixed_team is not None:
+                self.team[starting] = self.fixed_team
+            _draw_starts(self._table_rng, self._deck_rng, starting, self.fixed_team is None, n_seeds, self.team)
+            self._owner[starting] = owners[self.team[starting]]
+        else:
+            self._draw_bots(starting)
+        self._sign[starting] = 1 - 2 * self.team[starting]
         dealers, scores = np.full(n, -1, dtype=np.int64), np.zeros((n, 2), dtype=np.int64)
         scores[starting] = options.get("scores", (0, 0))
         given_dealer, given_decks = options.get("dealer"), options.get("decks")
+        if given_dealer is not None:
+            dealers[starting] = given_dealer
+        else:  # drawn first, then the first deck, as Game draws them
+            for t in starting.tolist():
+                dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: self._deck_permutation(t))
+        game = self.game
+        game._queue_given(tables, {t: given_decks for t in starting.tolist()} if given_decks else None)
+        game._queue_drawn(self._deck_rng, tables, DECKS_AHEAD)
+        self._pay(game._deal_first(tables, dealers, scores), tables)
+
+    def _deck_permutation(self, t: int) -> np.ndarray:
+        deck = np.empty(N_CARDS, dtype=np.int64)
+        numpy_random.permutation(self._deck_rng, t, deck)
+        return deck
+
+    def _draw_bots(self, starting: np.ndarray) -> None:
+        """``_begin``'s draws, table by table, where bots are drawn or reset: SingleAgentEnv's code."""
         owners_before = self._owner[starting]
+        rng = self._generator
         for t in starting.tolist():
-            rng = self._rngs[t]
+            rng.bit_generator.state = numpy_random.unpacked(self._table_rng[t])
             team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
             opponents = self._draw_opponents[t](rng)
             partners = self._draw_partner[t](rng)
             to_reset = {id(bot): bot for bot in opponents + partners}.values()  # each bot once, in seat order
             bot_seeds = [int(rng.integers(SEED_RANGE)) for _ in to_reset]
-            decks = self._decks[t] = np.random.default_rng(int(rng.integers(SEED_RANGE)))
+            numpy_random.seed(self._deck_rng, t, int(rng.integers(SEED_RANGE)))
+            self._table_rng[t] = numpy_random.packed(rng.bit_generator.state)
             for bot, bot_seed in zip(to_reset, bot_seeds):
                 bot.reset(bot_seed)
-            seats: list[Bot | None] = [None] * N_SEATS
-            seats[1 - team], seats[3 - team] = opponents
-            if partners:
-                seats[team + 2] = partners[0]
             self.team[t] = team
-            self._bots[t] = seats
-            seats = [self._alias.get(id(bot), bot) for bot in seats]
+            self._bots[t] = seats = self._seat_bots(team, opponents, partners)
             self._owner[t] = [LEARNER if b is None else id(b) if hasattr(b, "act_batch") else OWN_BOT for b in seats]
             self._batch.update((id(b), b) for b in seats if hasattr(b, "act_batch"))  # the new batch bots in
-            dealer = given_dealer  # drawn first, then the first deck, as Game draws them
-            if dealer is None:
-                dealer = first_dealer(self.rules.first_dealer, lambda decks=decks: decks.permutation(N_CARDS))
-            dealers[t], first_decks[t] = dealer, given_decks or [decks.permutation(N_CARDS)]
         if set(owners_before.ravel().tolist()) - set(self._owner[starting].ravel().tolist()):
             # a bot left these tables: out with the bots no table plays any more
             in_play = set(np.unique(self._owner).tolist())
             self._batch = {key: bot for key, bot in self._batch.items() if key in in_play}
-        points = self.game._start(tables, dealers, scores, first_decks)
-        self._pay(points, tables)
-        self._give_decks(tables)
 
     def _play_bots(self) -> None:
         """Let the bots move until every table waits for a learner seat or is over: the bots that
@@ -334,10 +401,10 @@ class AllFoursVectorEnv(VectorEnv):
             self._give_decks(waiting)
 
     def _pay(self, points: np.ndarray, tables: np.ndarray) -> None:
-        """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start)."""
+        """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start,
+        zero at the tables that did not move)."""
         if self.reward_mode == "points":
-            own = np.where(self.team == 0, points[:, 0] - points[:, 1], points[:, 1] - points[:, 0])
-            self._pending += np.where(tables, own, 0)
+            self._pending += (points[:, 0] - points[:, 1]) * self._sign  # (zero at tables that did not move)
             return
         winner = self.game.winner
         won = tables & (winner >= 0)
@@ -345,13 +412,10 @@ class AllFoursVectorEnv(VectorEnv):
             self._pending += np.where(won, np.where(winner == self.team, 1.0, -1.0), 0.0)
 
     def _give_decks(self, tables: np.ndarray) -> None:
-        """Queue the next deck of each live table in ``tables`` that has none waiting, from its
-        episode's deck generator: one permutation per deal, the draws ``Game`` makes (a
-        permutation by construction, so queued without ``give_deck``'s check)."""
-        game = self.game
-        needing = np.flatnonzero(tables & ~game.is_over & (game.decks_waiting() == 0))
-        if len(needing):
-            game._give_each(needing, np.stack([self._decks[t].permutation(N_CARDS) for t in needing.tolist()]))
+        """Keep ``DECKS_AHEAD`` decks queued at each live table in ``tables``, drawn from its
+        episode's deck generator: one permutation per deal, the draws ``Game`` makes (drawing
+        ahead changes nothing dealt: the generator is the episode's alone)."""
+        self.game._queue_drawn(self._deck_rng, tables, DECKS_AHEAD)
 
     def _end_info(self, info: dict[str, Any], ended: np.ndarray) -> None:
         game = self.game

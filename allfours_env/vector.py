@@ -193,12 +193,23 @@ class VectorGame:
     ) -> np.ndarray:
         """Start matches at ``tables`` with ``decks[t]`` given first; a dealer of -1 is drawn by
         the first_dealer rule from the table's stream."""
+        self._queue_given(tables, decks)
+        return self._deal_first(tables, dealers, scores)
+
+    def _queue_given(self, tables: np.ndarray, decks: Sequence | dict[int, list] | None) -> None:
+        """Empty the deck queues of ``tables`` (matches about to start) and queue ``decks[t]``."""
         self._n_given[tables] = 0
+        self._st[tables, k.NEXT_DECK] = 0
+        if decks is None:
+            return
         starting = np.flatnonzero(tables)
         queues = [decks[t] for t in starting.tolist()]
         for i in range(max(map(len, queues), default=0)):  # each table's i-th deck, all at once
             having = [j for j, queue in enumerate(queues) if len(queue) > i]
             self._give_each(starting[having], np.array([queues[j][i] for j in having]))
+
+    def _deal_first(self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """The first deal of the matches at ``tables`` (their queues set by :meth:`_queue_given`)."""
         scratch = np.empty(N_CARDS, dtype=np.int8)
 
         def permutation(t: int) -> np.ndarray:
@@ -241,13 +252,23 @@ class VectorGame:
     def _give_each(self, tables: np.ndarray, decks: np.ndarray) -> None:
         """Queue ``decks[i]`` (checked already) for table ``tables[i]`` (distinct tables)."""
         counts = self._n_given[tables]
-        top = int(counts.max())
-        if top >= self._given.shape[1]:
-            grown = np.zeros((self.n, max(4, 2 * (top + 1)), N_CARDS), dtype=np.int8)
-            grown[:, : self._given.shape[1]] = self._given
-            self._given = grown
+        self._make_room(int(counts.max()) + 1)
         self._given[tables, counts] = decks
         self._n_given[tables] = counts + 1
+
+    def _queue_drawn(self, streams: np.ndarray, tables: np.ndarray, ahead: int) -> None:
+        """Queue decks drawn from ``streams`` (uint64 (n, numpy_random.STATE_WORDS): a numpy
+        generator per table, each deck its ``permutation(52)``) until each live table of the bool
+        array ``tables``, and each about to start, has ``ahead`` waiting."""
+        while k.queue_drawn(streams, self._st, self._given, self._n_given, tables, ahead):
+            self._make_room(self._given.shape[1] + 1)
+
+    def _make_room(self, decks: int) -> None:
+        """Room in the deck queues for ``decks`` decks a table (they grow by doubling)."""
+        if decks > self._given.shape[1]:
+            grown = np.zeros((self.n, max(4, 2 * decks), N_CARDS), dtype=np.int8)
+            grown[:, : self._given.shape[1]] = self._given
+            self._given = grown
 
     def decks_waiting(self) -> np.ndarray:
         """int64 (n,): the given decks each table's later deals have not taken yet (-1: a deal
