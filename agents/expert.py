@@ -226,42 +226,57 @@ def _tie_lead(game_tie: int, dealer: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, np.ndarray]:
-    """My hand, the unseen cards, and the cards each seat still holds; fills ``played``."""
+def _known(row: np.ndarray, played: np.ndarray) -> tuple[int, int, int]:
+    """My hand, the unseen cards, and how many cards each seat was dealt; fills ``played``
+    (a seat holds what it was dealt less what it played)."""
     hand, _, out = rows.seen(row, played)
-    dealt = hand.bit_count() + played[SELF].bit_count()
-    left = np.empty(N_SEATS, np.int64)
-    for s in range(N_SEATS):
-        left[s] = dealt - played[s].bit_count()
-    return hand, out, left
+    return hand, out, hand.bit_count() + played[SELF].bit_count()
 
 
 @njit(cache=True, nogil=True)
-def _read_table(row: np.ndarray, equity: np.ndarray) -> _Table:
-    played = np.empty(N_SEATS, np.int64)
-    hand, out, left = _known(row, played)
+def _pool(out: int, voids: int) -> int:
+    """The unseen cards a seat may hold: ``out`` less the suits it has shown it lacks."""
+    for suit in range(4):
+        if voids >> suit & 1:
+            out &= ~SUIT_MASK[suit]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _share(left: int, pool: int) -> float:
+    size = pool.bit_count()
+    return min(1.0, left / size) if size else 0.0
+
+
+# _read_table's working arrays, in one int64 scratch array its callers reuse for every decision
+# (allocating them per decision took about a third of its time): the cards each seat played,
+# the trick of each card, the voids shown, the lead of each trick, the current trick's seats
+# and cards.
+_PLAYED, _TRICK_OF, _SHOWN, _LEAD_OF, _TRICK_SEATS, _TRICK_CARDS, SCRATCH_SIZE = np.cumsum(
+    [0, N_SEATS, N_CARDS, N_SEATS, TRICK_SLOTS, N_SEATS, N_SEATS]
+).tolist()
+
+
+@njit(cache=True, nogil=True)
+def _read_table(row: np.ndarray, equity: np.ndarray, scratch: np.ndarray) -> _Table:
+    played = scratch[_PLAYED:_TRICK_OF]
+    hand, out, dealt = _known(row, played)
     trump = rows.one_hot(row, rows.TRUMP)
-    trick_of = np.zeros(N_CARDS, np.int64)
+    trick_of = scratch[_TRICK_OF:_SHOWN]
+    trick_of[:] = 0
     for s in range(N_SEATS):
         bits = played[s]
         while bits:
             card = lowest(bits)
             trick_of[card] = rows.trick_number(row, card)
             bits &= bits - 1
-    shown = np.empty(N_SEATS, np.int64)
-    voids_shown(played, rows.cards(row, rows.LED), trick_of, trump, shown, np.empty(TRICK_SLOTS, np.int64))
-    pools = np.zeros(N_SEATS, np.int64)
-    share = np.zeros(N_SEATS)
-    for seat in range(1, N_SEATS):
-        pool = out
-        for suit in range(4):
-            if shown[seat] >> suit & 1:
-                pool &= ~SUIT_MASK[suit]
-        pools[seat] = pool
-        size = pool.bit_count()
-        share[seat] = min(1.0, left[seat] / size) if size else 0.0
+    shown = scratch[_SHOWN:_LEAD_OF]
+    voids_shown(played, rows.cards(row, rows.LED), trick_of, trump, shown, scratch[_LEAD_OF:_TRICK_SEATS])
+    left1, left2, left3 = dealt - played[1].bit_count(), dealt - played[2].bit_count(), dealt - played[3].bit_count()
+    pools = (0, _pool(out, shown[1]), _pool(out, shown[2]), _pool(out, shown[3]))
+    share = (0.0, _share(left1, pools[1]), _share(left2, pools[2]), _share(left3, pools[3]))
     n_out = out.bit_count()
-    in_hands = (left[1] + left[2] + left[3]) / n_out if n_out else 0.0
+    in_hands = (left1 + left2 + left3) / n_out if n_out else 0.0
     game_left = game_value(hand) + game_value(out) * in_hands
 
     target = rows.target(row)
@@ -275,13 +290,13 @@ def _read_table(row: np.ndarray, equity: np.ndarray) -> _Table:
     density = math.exp(-0.5 * (lead / spread) ** 2) / (spread * math.sqrt(2.0 * math.pi))
     per_unit = (weights[US_GAME] + weights[THEM_GAME]) * density
 
-    seats = np.full(N_SEATS, -1, np.int64)
-    cards = np.full(N_SEATS, -1, np.int64)
+    seats, cards = scratch[_TRICK_SEATS:_TRICK_CARDS], scratch[_TRICK_CARDS:SCRATCH_SIZE]
+    seats[:] = -1
+    cards[:] = -1
     n_trick = rows.current_trick(row, seats, cards)
     win = winning_play(cards[:n_trick], trump)
     return _Table(
-        trump, trump * N_RANKS + RANK_JACK, hand, out,
-        (pools[0], pools[1], pools[2], pools[3]), (share[0], share[1], share[2], share[3]),
+        trump, trump * N_RANKS + RANK_JACK, hand, out, pools, share,
         n_trick, (seats[0], seats[1], seats[2]), (cards[0], cards[1], cards[2]),
         cards[win] if win >= 0 else -1, seats[win] if win >= 0 else -1,
         lead, game_left, weights, per_unit,
@@ -430,11 +445,11 @@ def _keep_value(table: _Table, card: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _play(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
+def _play(row: np.ndarray, legal: int, equity: np.ndarray, scratch: np.ndarray) -> int:
     """The legal card of the highest worth (ties: the lowest card)."""
     if legal & (legal - 1) == 0:
         return highest(legal)
-    table = _read_table(row, equity)
+    table = _read_table(row, equity, scratch)
     choice, best = -1, -np.inf
     bits = legal
     while bits:
@@ -510,11 +525,11 @@ def _p_dealer_may_give(row: np.ndarray) -> float:
     if not row[rows.GIVE_ONE_REQUIRES_TRUMP] > 0.5:
         return 1.0
     played = np.empty(N_SEATS, np.int64)
-    _, out, left = _known(row, played)
+    _, out, dealt = _known(row, played)
     kick = highest(rows.cards(row, rows.KICK))
     n_out = out.bit_count()
     n_trumps = (out & SUIT_MASK[kick // N_RANKS]).bit_count()
-    held = left[rows.one_hot(row, rows.DEALER)]
+    held = dealt - played[rows.one_hot(row, rows.DEALER)].bit_count()
     return 1.0 - _comb(n_out - n_trumps, held) / _comb(n_out, held)
 
 
@@ -544,7 +559,8 @@ def _give_margin(row: np.ndarray, equity: np.ndarray) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _decide(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
+def _decide(row: np.ndarray, legal: int, equity: np.ndarray, scratch: np.ndarray) -> int:
+    """The expert's action; ``scratch``: int64 working space of ``SCRATCH_SIZE``."""
     phase = rows.one_hot(row, rows.PHASE)
     if phase == STAND_OR_BEG:
         want = STAND if _stand_margin(row, equity) >= 0.0 else BEG
@@ -553,7 +569,7 @@ def _decide(row: np.ndarray, legal: int, equity: np.ndarray) -> int:
         if not legal >> GIVE_ONE & 1:
             return RUN
         return GIVE_ONE if _give_margin(row, equity) >= 0.0 else RUN
-    return _play(row, legal & FULL_DECK, equity)
+    return _play(row, legal & FULL_DECK, equity, scratch)
 
 
 @njit(cache=True, nogil=True)
@@ -567,18 +583,20 @@ def _legal_bits(mask: np.ndarray) -> int:
 
 @njit(cache=True, nogil=True)
 def _actions_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
+    scratch = np.empty(SCRATCH_SIZE, np.int64)
     for i in range(observations.shape[0]):
-        out[i] = _decide(observations[i], _legal_bits(masks[i]), equity)
+        out[i] = _decide(observations[i], _legal_bits(masks[i]), equity, scratch)
 
 
 @njit(cache=True, nogil=True)
 def _values_kernel(observations: np.ndarray, masks: np.ndarray, equity: np.ndarray, out: np.ndarray) -> None:
+    scratch = np.empty(SCRATCH_SIZE, np.int64)
     for i in range(observations.shape[0]):
         out[i, :] = NO_VALUE
         row = observations[i]
         phase = rows.one_hot(row, rows.PHASE)
         if phase == PLAY:
-            table = _read_table(row, equity)
+            table = _read_table(row, equity, scratch)
             for card in range(N_CARDS):
                 if masks[i, card]:
                     out[i, card] = _card_value(table, card)
@@ -602,6 +620,7 @@ def _play_kernel(
     find its queue of given decks used up (tables that deal from their stream never stop for
     that): observe, decide and step as ``_actions_kernel`` and ``VectorGame.step`` would, one table
     at a time. ``gained[t]``: the points of all the table's steps; ``moved[t]``: whether it moved."""
+    scratch = np.empty(SCRATCH_SIZE, np.int64)
     for t in range(st.shape[0]):
         gained[t, :] = 0
         moved[t] = False
@@ -611,7 +630,7 @@ def _play_kernel(
             and n_given[t] != st[t, kernels.NEXT_DECK]
         ):
             kernels.observe_row(st, bs, trick_no, t, st[t, kernels.CURRENT], params, rules_block, row)
-            action = _decide(row, np.int64(kernels.legal_bits(st, bs, t, params)), equity)
+            action = _decide(row, np.int64(kernels.legal_bits(st, bs, t, params)), equity, scratch)
             n_ev[t] = 0
             kernels.apply_action(
                 st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev
