@@ -736,12 +736,12 @@ class ExpertBot:
         if seats.shape != (game.n, N_SEATS) or seats.dtype != np.bool_:
             raise ValueError(f"seats must be a bool array of shape ({game.n}, {N_SEATS}), got {seats.dtype} {seats.shape}")
         arrays = game.step_arrays()
-        live = np.flatnonzero(~game.is_over)
-        if len(live) == 0:
-            return np.zeros((game.n, 2), dtype=np.int64), np.zeros(game.n, dtype=bool)
         key = arrays.params.tobytes() + arrays.rules_block.tobytes()  # one rule set per game
         equity = _EQUITY_BY_GAME_RULES.get(key)
         if equity is None:
+            live = np.flatnonzero(~game.is_over)
+            if len(live) == 0:
+                return np.zeros((game.n, 2), dtype=np.int64), np.zeros(game.n, dtype=bool)
             equity = _EQUITY_BY_GAME_RULES[key] = _equity_of(game.observe(tables=live[:1])[0])
         row = np.empty(OBS_SIZE, dtype=np.float32)
         moved = np.empty(game.n, dtype=bool)

@@ -148,26 +148,47 @@ def check_start(
     return checked, (int(scores[0]), int(scores[1]))
 
 
+FIRST_DEALER_DRAWS = ("random", "first_jack", "cut")  # the first_dealer rules that draw, by code
+ALL_SEATS = (1 << N_SEATS) - 1
+
+
 def first_dealer(rule: str | int, permutation: Callable[[], Sequence[int]]) -> int:
     """A3.1: the first dealer by the ``first_dealer`` rule, every draw a fresh ``permutation()`` of
-    0..51 (the engine's generator): a seat as given; "random", the first card's seat (card % 4);
-    "first_jack", cards face up to seats 0, 1, 2, 3, ... until a jack (NLCB); "cut", every seat
-    draws a card, the highest rank deals, tied seats draw again."""
+    0..51 (the engine's generator): a seat as given, else :func:`dealer_draw` until it decides."""
     if isinstance(rule, int):
         return rule
-    deck = permutation()
-    if rule == "random":
-        return int(deck[0]) % N_SEATS
-    if rule == "first_jack":
-        return next(i for i, card in enumerate(deck) if card % N_RANKS == RANK_JACK) % N_SEATS
-    seats = list(range(N_SEATS))
+    code, seats = FIRST_DEALER_DRAWS.index(rule), ALL_SEATS
     while True:
-        ranks = [int(card) % N_RANKS for card in deck[: len(seats)]]
-        best = max(ranks)
-        seats = [seat for seat, rank in zip(seats, ranks) if rank == best]
-        if len(seats) == 1:
-            return seats[0]
-        deck = permutation()
+        dealer, seats = dealer_draw(code, permutation(), seats)
+        if dealer >= 0:
+            return dealer
+
+
+def dealer_draw(code: int, deck: Sequence[int], seats: int) -> tuple[int, int]:
+    """One draw of the first-dealer rule ``FIRST_DEALER_DRAWS[code]`` from the permutation
+    ``deck``, among the seats of the bit set ``seats``: "random", the first card's seat (card %
+    4); "first_jack", cards face up to seats 0, 1, 2, 3, ... until a jack (NLCB); "cut", every seat
+    draws a card (in seat order), the highest rank deals. Returns (the dealer, 0), or (-1, the
+    tied seats) when they must draw again. Compiled unchanged into kernels (numba_ints)."""
+    if code == 0:
+        return int(deck[0]) % N_SEATS, 0
+    if code == 1:
+        i = 0
+        while int(deck[i]) % N_RANKS != RANK_JACK:
+            i += 1
+        return i % N_SEATS, 0
+    best, tied, i = -1, 0, 0
+    for seat in range(N_SEATS):
+        if seats >> seat & 1:
+            rank = int(deck[i]) % N_RANKS
+            i += 1
+            if rank > best:
+                best, tied = rank, 1 << seat
+            elif rank == best:
+                tied |= 1 << seat
+    if tied & (tied - 1):
+        return -1, tied
+    return tied.bit_length() - 1, 0
 
 
 def _deal_order(first_seat: int, n_cards: int, batch: int) -> tuple[int, ...]:
@@ -188,6 +209,7 @@ def deal_seats(dealer: int, n_cards: int, batch: int) -> tuple[int, ...]:
 
 
 __all__ = [
+    "ALL_SEATS",
     "AWARD_KINDS",
     "BEG",
     "BEGGED",
@@ -199,6 +221,7 @@ __all__ = [
     "EPISODES",
     "EVENT_KINDS",
     "Event",
+    "FIRST_DEALER_DRAWS",
     "GAME",
     "GAVE_ONE",
     "GIVE_ONE",
@@ -229,5 +252,6 @@ __all__ = [
     "check_seed",
     "check_start",
     "deal_seats",
+    "dealer_draw",
     "first_dealer",
 ]

@@ -61,11 +61,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
-from . import numpy_random
-from .actions import first_dealer
+from . import actions, numpy_random
+from .actions import ALL_SEATS, FIRST_DEALER_DRAWS, dealer_draw
 from .cards import N_CARDS, N_SEATS
 from .engine import EPISODES, N_ACTIONS, check_seed
 from .match import Bot
+from .numba_ints import cache_depends_on, kernels_of
 from .observation import observation_high
 from .rewards import REWARD_MODES
 from .single import N_TEAMS, SEED_RANGE, BotsDraw, check_team, checked_options, seat_bots
@@ -89,6 +90,23 @@ def _draw_starts(table_rng, deck_rng, tables, draw_team, n_seeds, teams):
         for _ in range(n_seeds):
             numpy_random.integers(table_rng, t, SEED_RANGE)
         numpy_random.seed(deck_rng, t, numpy_random.integers(table_rng, t, SEED_RANGE))
+
+
+@njit(cache=True, nogil=True)
+def _first_dealers(deck_rng, tables, code, dealers):
+    """dealers[t] = the first dealer of each table in ``tables`` by the rule
+    ``FIRST_DEALER_DRAWS[code]``, drawn as ``Game`` draws it: permutations of its deck generator."""
+    deck = np.empty(N_CARDS, dtype=np.int64)
+    for t in tables:
+        dealer, seats = -1, ALL_SEATS
+        while dealer < 0:
+            numpy_random.permutation(deck_rng, t, deck)
+            dealer, seats = dealer_draw(code, deck, seats)
+        dealers[t] = dealer
+
+
+# The kernels compile in the first dealer's rule and numpy's generator: a change there recompiles them.
+cache_depends_on(kernels_of(__name__), (actions, numpy_random))
 
 
 def vector_env(num_envs: int, opponents: Any, **kwargs: Any) -> AllFoursVectorEnv:
@@ -324,20 +342,15 @@ class AllFoursVectorEnv(VectorEnv):
         dealers, scores = np.full(n, -1, dtype=np.int64), np.zeros((n, 2), dtype=np.int64)
         scores[starting] = options.get("scores", (0, 0))
         given_dealer, given_decks = options.get("dealer"), options.get("decks")
-        if given_dealer is not None:
-            dealers[starting] = given_dealer
+        rule = self.rules.first_dealer
+        if given_dealer is not None or isinstance(rule, int):
+            dealers[starting] = rule if given_dealer is None else given_dealer
         else:  # drawn first, then the first deck, as Game draws them
-            for t in starting.tolist():
-                dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: self._deck_permutation(t))
+            _first_dealers(self._deck_rng, starting, FIRST_DEALER_DRAWS.index(rule), dealers)
         game = self.game
         game._queue_given(tables, {t: given_decks for t in starting.tolist()} if given_decks else None)
         game._queue_drawn(self._deck_rng, tables, DECKS_AHEAD)
         self._pay(game._deal_first(tables, dealers, scores), tables)
-
-    def _deck_permutation(self, t: int) -> np.ndarray:
-        deck = np.empty(N_CARDS, dtype=np.int64)
-        numpy_random.permutation(self._deck_rng, t, deck)
-        return deck
 
     def _draw_bots(self, starting: np.ndarray) -> None:
         """``_begin``'s draws, table by table, where bots are drawn or reset: SingleAgentEnv's code."""

@@ -29,9 +29,9 @@ def sync_env(n: int, autoreset_mode: AutoresetMode, opponents, **kwargs) -> Sync
 
 CASES = [
     ("expert", {"reward": "points"}),
-    ("rule_based", {"reward": "match", "target_score": 7}),
-    (("random", "expert"), {"reward": "points", "partner": "rule_based", "episode": "deal"}),
-    ("random", {"reward": "points", "team": 1, "hang_jack_points": 2, "first_dealer": "cut"}),
+    ("rule_based", {"reward": "match", "target_score": 7, "first_dealer": "first_jack"}),
+    (("random", "expert"), {"reward": "points", "partner": "rule_based", "episode": "deal", "first_dealer": 1}),
+    ("random", {"reward": "points", "team": 1, "hang_jack_points": 2, "first_dealer": "random"}),
 ]
 
 
