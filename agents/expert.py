@@ -629,8 +629,12 @@ def _play_kernel(
             and mine[t, st[t, kernels.CURRENT]]
             and n_given[t] != st[t, kernels.NEXT_DECK]
         ):
-            kernels.observe_row(st, bs, trick_no, t, st[t, kernels.CURRENT], params, rules_block, row)
-            action = _decide(row, np.int64(kernels.legal_bits(st, bs, t, params)), equity, scratch)
+            legal = np.int64(kernels.legal_bits(st, bs, t, params))
+            if st[t, kernels.PHASE] == kernels.PLAY and legal & (legal - 1) == 0:
+                action = highest(legal)  # a forced card, played as _play plays it, with no row to write
+            else:
+                kernels.observe_row(st, bs, trick_no, t, st[t, kernels.CURRENT], params, rules_block, row)
+                action = _decide(row, legal, equity, scratch)
             n_ev[t] = 0
             kernels.apply_action(
                 st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev
