@@ -27,8 +27,14 @@ def sync_env(n: int, autoreset_mode: AutoresetMode, opponents, **kwargs) -> Sync
     )
 
 
+def pool(rng: np.random.Generator):
+    """An opponent pool: draws from the table's generator at each episode start."""
+    return agents.make("expert" if rng.integers(2) else "random")
+
+
 CASES = [
     ("expert", {"reward": "points"}),
+    (pool, {"reward": "points", "episode": "deal"}),
     ("rule_based", {"reward": "match", "target_score": 7, "first_dealer": "first_jack"}),
     (("random", "expert"), {"reward": "points", "partner": "rule_based", "episode": "deal", "first_dealer": 1}),
     ("random", {"reward": "points", "team": 1, "hang_jack_points": 2, "first_dealer": "random"}),
