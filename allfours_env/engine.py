@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from numba import typeof
 
 from . import vector_kernels as k
 from .actions import *  # noqa: F403  (the vocabulary, importable from here as before)
@@ -89,8 +90,12 @@ class Game:
             core._all_tables, core._params, core._kick_points, core._points, core._ev, core._n_ev,
         )  # fmt: skip
         self._observe_args = (core._st, core._bs, core._trick_no, 0)
+        self._step_all = _compiled(k.step_all, self._step_args)
+        self._observe_one = _compiled(
+            k.observe_one, (*self._observe_args, 0, core._params, core._rules_block, *_observation_arrays())
+        )
 
-    _ROWS = ("_st", "_bs", "_deck", "_trick_no", "_step_args", "_observe_args")
+    _ROWS = ("_st", "_bs", "_deck", "_trick_no", "_step_args", "_observe_args", "_step_all", "_observe_one")
 
     def __getstate__(self) -> dict:
         """For copy and pickle: the row views are made again from the copied table."""
@@ -294,8 +299,8 @@ class Game:
         """``seat``'s observation vector (float32, see :mod:`allfours_env.observation`) and action
         mask (int8[56]: its legal actions if it is the seat to act, else all 0), new arrays."""
         core = self._core
-        row, mask = np.empty(OBS_SIZE, dtype=np.float32), np.empty(N_ACTIONS, dtype=np.int8)
-        bits = k.observe_one(*self._observe_args, seat, core._params, core._rules_block, row, mask)
+        row, mask = _observation_arrays()
+        bits = self._observe_one(*self._observe_args, seat, core._params, core._rules_block, row, mask)
         if seat == self._st[k.CURRENT]:  # the seat to act: its mask is the legal actions, kept for step
             self._legal = int(bits)
         return row, mask
@@ -335,7 +340,7 @@ class Game:
         """The kernels' step of a legal action (checked by :meth:`step`), its events logged."""
         core = self._core
         self._action[0] = action
-        k.step_all(*self._step_args)
+        self._step_all(*self._step_args)
         self.events.extend(map(_event, core._ev[0, : core._n_ev[0]].tolist()))
 
     def _may_start_a_deal(self, action: int) -> bool:
@@ -353,3 +358,22 @@ class Game:
             what = f"{action!r} (actions are ints 0..55)"
         phase_name = PHASE_NAMES[self.phase]
         return f"player_{self.current} cannot take action {what} now ({phase_name}); legal: {legal_text}"
+
+
+def _observation_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """A new observation row and action mask, as :meth:`Game.observe` fills them."""
+    return np.empty(OBS_SIZE, dtype=np.float32), np.empty(N_ACTIONS, dtype=np.int8)
+
+
+_COMPILED: dict = {}
+
+
+def _compiled(kernel, args: tuple) -> object:
+    """``kernel``'s compiled function for the types of ``args``, to call without numba's dispatch,
+    which types every argument at every call (about a microsecond for the step's 14 arrays, a
+    tenth of a decision of ``env()``). A one-table game's arguments are always of the same types:
+    looked up once per process."""
+    compiled = _COMPILED.get(kernel)
+    if compiled is None:
+        compiled = _COMPILED[kernel] = kernel.compile(tuple(typeof(arg) for arg in args))
+    return compiled

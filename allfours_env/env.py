@@ -149,6 +149,14 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self._has_reset = had_reset
             raise
 
+    def step(self, action: int | None) -> None:
+        env = self.env
+        if self._has_reset and env.agents:  # the usual case, without the wrappers' attribute lookups
+            self._has_updated = True
+            env.step(action)
+        else:
+            super().step(action)  # PettingZoo's error before reset, its warning once every agent is done
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict]:
         # PettingZoo's last() reads the wrapper's copies of the dicts (a KeyError once every agent
         # is stepped out); the env's own last() says what to do instead.
