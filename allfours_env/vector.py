@@ -193,6 +193,14 @@ class VectorGame:
     ) -> np.ndarray:
         """Start matches at ``tables`` with ``decks[t]`` given first; a dealer of -1 is drawn by
         the first_dealer rule from the table's stream."""
+        scratch = np.empty(N_CARDS, dtype=np.int8)
+
+        def permutation(t: int) -> np.ndarray:
+            k.shuffle(self._rng, t, scratch)
+            return scratch
+
+        for t in np.flatnonzero(tables & (dealers < 0)):
+            dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: permutation(t))
         self._queue_given(tables, decks)
         return self._deal_first(tables, dealers, scores)
 
@@ -209,15 +217,8 @@ class VectorGame:
             self._give_each(starting[having], np.array([queues[j][i] for j in having]))
 
     def _deal_first(self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """The first deal of the matches at ``tables`` (their queues set by :meth:`_queue_given`)."""
-        scratch = np.empty(N_CARDS, dtype=np.int8)
-
-        def permutation(t: int) -> np.ndarray:
-            k.shuffle(self._rng, t, scratch)
-            return scratch
-
-        for t in np.flatnonzero(tables & (dealers < 0)):
-            dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: permutation(t))
+        """The first deal of the matches at ``tables``, with their ``dealers`` (their deck queues
+        set by :meth:`_queue_given`)."""
         self._points[:] = 0
         self._n_ev[tables] = 0
         k.start_matches(
