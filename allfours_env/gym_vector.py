@@ -22,10 +22,11 @@ reset with seed s replays ``single_agent_env(...).reset(seed=s + i)`` action for
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
 with ``act_batch`` is memoryless and deterministic, so one instance per seat serves every table,
 others get an instance per table and seat), a bot instance with ``act_batch`` (it plays every
-table; where every seat's bot is fixed and has ``act_batch``, the episode starts draw the bots'
-seeds, as the single-agent env does, in compiled code and reset no bot), a function ``rng -> bot`` called with the table's generator when its episode starts (an
+table), a function ``rng -> bot`` called with the table's generator when its episode starts (an
 opponent pool; bots it returns that offer ``act_batch`` are asked once a tick for all the tables
-that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first.
+that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first. Where
+every seat's bot is a name or an instance with ``act_batch``, episode starts draw the bots'
+seeds as the single-agent env does, in compiled code, and reset no bot.
 
 Spaces, batched over the tables: observation ``Box(0, observation_high(rules), (OBS_SIZE,))``,
 the seat to act's observation (the learner's first seat once the episode is over), or the
@@ -221,18 +222,17 @@ class AllFoursVectorEnv(VectorEnv):
         self._fixed = self._fixed_bots(opponents, partner)
 
     def _fixed_bots(self, opponents: Any, partner: Any) -> tuple[int, np.ndarray] | None:
-        """When every table plays the same bots, all with ``act_batch`` (memoryless: their
-        reset seeds go unused), whatever the table's generator draws: the number of bot seeds
-        an episode start draws, and the seats' owners for each learner team (2, 4). Else None:
-        the bots are drawn and reset table by table, in Python."""
+        """When every seat's bot is a name or an instance and has ``act_batch`` (memoryless:
+        its reset seeds go unused), every table plays table 0's bots (``_table_draws`` gives
+        such sources one instance per seat) whatever the table's generator draws: the number of
+        bot seeds an episode start draws, and the seats' owners for each learner team (2, 4).
+        Else None: the bots are drawn and reset table by table, in Python."""
         pair = isinstance(opponents, Sequence) and not isinstance(opponents, str)
         sources = [*(opponents if pair else [opponents]), *([] if partner is None else [partner])]
-        if not all(isinstance(s, str) or callable(getattr(s, "act", None)) and not isinstance(s, type) for s in sources):
+        if not all(isinstance(s, str) or callable(getattr(s, "act", None)) for s in sources):
             return None  # a function rng -> bot draws from the generator
         bots = self._draw_opponents[0](None) + self._draw_partner[0](None)
-        if not all(hasattr(bot, "act_batch") for bot in bots) or self.num_envs > 1 and (
-            self._draw_opponents[1](None) + self._draw_partner[1](None) != bots
-        ):
+        if not all(hasattr(bot, "act_batch") for bot in bots):
             return None
         owners = np.empty((N_TEAMS, N_SEATS), dtype=np.int64)
         for team in range(N_TEAMS):
