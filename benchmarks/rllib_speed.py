@@ -6,8 +6,10 @@ For each number of env runners: builds the trainer's PPO exactly as ``python -m 
 rllib`` does (``train.rllib.run.algorithm_config``), sends the league its weights, runs one
 warm-up iteration, then ``--iterations`` timed ones, and prints the environment steps per second
 of the whole iteration (sampling and learning, which alternate in PPO) and of sampling alone
-(RLlib's ``env_runner_sampling_timer``), with the learner's seconds per iteration. Needs the
-``.[rllib]`` environment; the learner runs in this process on one thread, as in training.
+(RLlib's ``env_runner_sampling_timer``), the training samples per second end to end (the steps of
+the modules the learner trains: all of them on the vector env; on the multi-agent env of earlier
+commits, where every seat stepped, ``main``'s only), and the learner's seconds per iteration.
+Needs the ``.[rllib]`` environment; the learner runs in this process on one thread, as in training.
 """
 
 from __future__ import annotations
@@ -29,23 +31,31 @@ except ImportError:
     LeagueWeights = send_league = None
 
 
-def measure(config, iterations: int) -> tuple[float, float, float]:
+def trained_steps(result: dict) -> int:
+    """The steps of the modules the learner trained in an iteration (the league's, frozen, are listed untrained)."""
+    trained = {module for module, stats in result["learners"].items() if stats.get("num_module_steps_trained")}
+    per_module = result["env_runners"]["num_module_steps_sampled"]
+    return sum(int(steps) for module, steps in per_module.items() if module in trained)
+
+
+def measure(config, iterations: int) -> tuple[float, float, float, float]:
     algo = algorithm_config(config).build_algo()
     try:
         if send_league is not None:
             send_league(algo, LeagueWeights(config.league_size, config.snapshot_every), 0, 0, everything=True)
         algo.train()  # warm-up: compiles, fills the pipelines
-        steps = sampling = learning = 0.0
+        steps = samples = sampling = learning = 0.0
         start = time.perf_counter()
         for _ in range(iterations):
             result = algo.train()
             steps += result["env_runners"]["num_env_steps_sampled"]
+            samples += trained_steps(result)
             sampling += result["timers"]["env_runner_sampling_timer"]
             learning += result["timers"]["learner_update_timer"]
         wall = time.perf_counter() - start
     finally:
         algo.stop()
-    return steps / wall, steps / sampling, learning / iterations
+    return steps / wall, steps / sampling, samples / wall, learning / iterations
 
 
 def main() -> None:
@@ -59,10 +69,11 @@ def main() -> None:
     config = load_rllib_config(args.config)
     for runners in args.runners:
         one = dataclasses.replace(config, num_env_runners=runners)
-        total, sampling, learner = measure(one, args.iterations)
+        total, sampling, samples, learner = measure(one, args.iterations)
         print(
             f"{runners} env runner(s) x {one.num_envs_per_env_runner} envs, batch {one.train_batch_size}: "
-            f"{total:,.0f} steps/s end to end, {sampling:,.0f} steps/s sampling, learner {learner:.2f} s an iteration",
+            f"{total:,.0f} steps/s end to end, {sampling:,.0f} steps/s sampling, {samples:,.0f} training samples/s "
+            f"end to end, learner {learner:.2f} s an iteration",
             flush=True,
         )
     ray.shutdown()

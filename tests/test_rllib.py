@@ -89,6 +89,7 @@ def test_rllib_samples_the_vector_env_in_its_own_episodes(tmp_path, reward):
         for i, action in enumerate(actions):  # every action RLlib took was legal where it was taken
             assert observations[OBS_KEY][i].shape == (input_size(LAYOUT),)
             assert observations[MASK_KEY][i][action] == 1.0
+        assert MASK_KEY not in episode.get_infos(0)  # in the observation only: RLlib copies every info
         final = episode.get_infos(-1)
         scores, team = final["scores"], final["team"]
         if reward == "points":  # every award reached the learner once, scaled by the target

@@ -29,7 +29,7 @@ class RLlibConfig:
     total_steps: int = 500_000
     # Ray: env runners (one CPU each, spread over the cluster's nodes) and tables of the vector env in each
     num_env_runners: int = 2
-    num_envs_per_env_runner: int = 64
+    num_envs_per_env_runner: int = 256
     # game: rule variants (docs/rules.md table A0), reward ("points" or "match"), episode ("match" or "deal")
     rules: dict[str, Any] = field(default_factory=dict)
     reward: str = "points"

@@ -12,7 +12,8 @@ policy input of the SB3 path's layout (:data:`LAYOUT`, the advised input), and
 ``"action_mask"``, 1.0 for each legal action of ``Discrete(56)``. Rewards are the vector env's
 (every award for the learner's team plus, for the other minus, paid at the learner's next
 step), divided by the target score for ``reward="points"`` as in SB3 training. RLlib's episodes
-follow the vector env's NEXT_STEP autoreset.
+follow the vector env's NEXT_STEP autoreset. Infos are the vector env's less the mask, which the
+observation holds (RLlib copies each env's info into its episode at every step).
 
 ``env_config``: ``rules`` (the A0 rule keys), ``reward`` ("points" or "match"), ``episode``
 ("match" or "deal"), ``self_play``, ``league_size`` and ``seed`` (the league's draws); RLlib
@@ -54,13 +55,19 @@ class RLlibView(gym.vector.VectorWrapper):
     def _view(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {OBS_KEY: observation["observation"], MASK_KEY: observation["action_mask"].astype(np.float32)}
 
+    @staticmethod
+    def _info(info: dict[str, Any]) -> dict[str, Any]:
+        """The info without the mask, which the observation holds: RLlib copies every info into
+        its episodes, env by env."""
+        return {key: value for key, value in info.items() if key not in (MASK_KEY, f"_{MASK_KEY}")}
+
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
         observation, info = self.env.reset(**kwargs)
-        return self._view(observation), info
+        return self._view(observation), self._info(info)
 
     def step(self, actions: np.ndarray) -> tuple:
         observation, reward, terminated, truncated, info = self.env.step(np.asarray(actions, dtype=np.int64))
-        return self._view(observation), reward * self.scale, terminated, truncated, info
+        return self._view(observation), reward * self.scale, terminated, truncated, self._info(info)
 
 
 def make_vector_env(config: dict[str, Any]) -> RLlibView:

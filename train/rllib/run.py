@@ -81,7 +81,9 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
     }  # fmt: skip
     return (
         PPOConfig()
-        .environment(ENV_NAME, env_config=env_config, disable_env_checking=True)
+        .environment(  # actions are Discrete: RLlib's per-env normalizing and clipping would change nothing
+            ENV_NAME, env_config=env_config, disable_env_checking=True, normalize_actions=False, clip_actions=False
+        )
         .env_runners(
             num_env_runners=config.num_env_runners,
             num_envs_per_env_runner=config.num_envs_per_env_runner,
