@@ -30,6 +30,8 @@ import numpy as np
 import agents
 from agents.policy import ADVISED_LAYOUT, input_size
 from allfours_env.engine import N_ACTIONS
+from allfours_env.gym_vector import MASK_KEY as VECTOR_MASK_KEY
+from allfours_env.gym_vector import OBS_KEY as VECTOR_OBS_KEY
 
 from .league import League
 
@@ -53,13 +55,13 @@ class RLlibView(gym.vector.VectorWrapper):
 
     @staticmethod
     def _view(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {OBS_KEY: observation["observation"], MASK_KEY: observation["action_mask"].astype(np.float32)}
+        return {OBS_KEY: observation[VECTOR_OBS_KEY], MASK_KEY: observation[VECTOR_MASK_KEY].astype(np.float32)}
 
     @staticmethod
     def _info(info: dict[str, Any]) -> dict[str, Any]:
         """The info without the mask, which the observation holds: RLlib copies every info into
         its episodes, env by env."""
-        return {key: value for key, value in info.items() if key not in (MASK_KEY, f"_{MASK_KEY}")}
+        return {key: value for key, value in info.items() if key not in (VECTOR_MASK_KEY, f"_{VECTOR_MASK_KEY}")}
 
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
         observation, info = self.env.reset(**kwargs)
