@@ -417,7 +417,7 @@ class AllFoursVectorEnv(VectorEnv):
         """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start,
         zero at the tables that did not move)."""
         if self.reward_mode == "points":
-            self._pending += (points[:, 0] - points[:, 1]) * self._sign  # (zero at tables that did not move)
+            self._pending += (points[:, 0] - points[:, 1]) * self._sign
             return
         winner = self.game.winner
         won = tables & (winner >= 0)
