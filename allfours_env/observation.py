@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cards import N_CARDS, N_SEATS, TOTAL_GAME_VALUE, cards_of
+from .actions import N_ACTIONS
+from .cards import N_CARDS, N_RANKS, N_SEATS, N_SUITS, TOTAL_GAME_VALUE, cards_of
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -339,6 +340,44 @@ def decode(observation: np.ndarray | dict) -> View:
     )
 
 
+# ---------------------------------------------------------------- suit symmetry
+
+# Suits have no order (docs/rules.md A1.1): relabelling them maps a position to one that plays
+# the same. The pieces indexed by card (each a run of 52 slots, ``trick_number`` 4 bits a card)
+# and the trump suit move with the relabelling; every other piece stays.
+_CARD_PIECES = ("hand", "kick", "kicks_aside", "table", "played", "led", "won")
+
+
+def _card_map(suits: tuple[int, ...]) -> np.ndarray:
+    return np.array([suits[c // N_RANKS] * N_RANKS + c % N_RANKS for c in range(N_CARDS)])
+
+
+def suit_relabelling(suits: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Gather indices ``(obs_index, action_index)`` that relabel suit ``s`` as ``suits[s]``: for
+    an observation ``x`` and anything per action ``a`` (mask, values), ``x[..., obs_index]`` and
+    ``a[..., action_index]`` are those of the relabelled position. ``suits`` is a permutation of
+    0..3."""
+    if sorted(suits) != list(range(N_SUITS)):
+        raise ValueError(f"suits must be a permutation of 0..{N_SUITS - 1}, got {suits!r}")
+    card = _card_map(suits)
+    moved = np.arange(OBS_SIZE)  # moved[p]: where slot p's value goes
+    for name in _CARD_PIECES:
+        piece = LAYOUT[name]
+        for start in range(piece.offset, piece.offset + piece.size, N_CARDS):
+            moved[start : start + N_CARDS] = start + card
+    numbers = LAYOUT["trick_number"].offset
+    bits = np.arange(4)
+    for c in range(N_CARDS):
+        moved[numbers + 4 * c + bits] = numbers + 4 * card[c] + bits
+    trump = LAYOUT["trump"].offset
+    moved[trump : trump + N_SUITS] = trump + np.array(suits)
+    obs_index = np.empty(OBS_SIZE, dtype=np.int64)
+    obs_index[moved] = np.arange(OBS_SIZE)
+    action_index = np.arange(N_ACTIONS)  # the cards, then the four decisions (which stay)
+    action_index[card] = np.arange(N_CARDS)
+    return obs_index, action_index
+
+
 def layout_table() -> str:
     """The observation layout as a Markdown table (for the docs)."""
     rows = ["| index | size | name | meaning |", "|---|---|---|---|"]
@@ -350,5 +389,5 @@ def layout_table() -> str:
 
 __all__ = [
     "LAYOUT", "OBS_SIZE", "RULE_SLOTS", "STATE_SIZE", "View", "action_mask", "decode", "encode", "encode_state",
-    "layout_table", "observation_high", "rules_block",
+    "layout_table", "observation_high", "rules_block", "suit_relabelling",
 ]
