@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import agents
 from agents.expert import expert_actions
 from agents.policy import ADVISED_LAYOUT, PolicyBot, batch_inputs, load_weights
 from agents.search import SearchBot
+from allfours_env.observation import suit_relabelling
 from allfours_env.rules import DEFAULT_RULES
 from train import distil, label_set, labels
 
@@ -167,3 +169,65 @@ def test_against_opponents_only_the_players_decisions_are_labelled(tmp_path: Pat
     for table in range(2):
         bots = labels._seats(recorder, "rule_based", table, rng)
         assert [bot is recorder for bot in bots] == [seat % 2 == table for seat in range(4)]
+
+
+def test_suit_copies_are_the_labels_relabelled(made: Path) -> None:
+    plain, copied = distil.read_labels([made], ADVISED_LAYOUT), distil.read_labels([made], ADVISED_LAYOUT, 2, seed=1)
+    assert len(copied.source) == 3 * len(plain.source) and copied.is_copy.sum() == 2 * len(plain.source)
+    originals = np.flatnonzero(~copied.is_copy)
+    np.testing.assert_array_equal(copied.inputs.dense(originals), plain.inputs.dense(np.arange(len(plain.source))))
+    np.testing.assert_array_equal(copied.source[originals], np.arange(len(plain.source)))
+    obs = np.concatenate([s["observation"] for s in shards(made)])
+    every = [  # the inputs of every decision under each relabelling of the suits
+        batch_inputs(ADVISED_LAYOUT, obs[:, o], plain.masks[:, a]).astype(np.float16).astype(np.float32)
+        for o, a in (suit_relabelling(p) for p in itertools.permutations(range(4)))
+    ]
+    relabelled = 0
+    for row in np.flatnonzero(copied.is_copy):
+        i = copied.source[row]
+        # the same decision: its values, legal actions and both choices carried to the new card ids
+        assert copied.masks[row].sum() == plain.masks[i].sum()
+        legal_values = np.sort(copied.values[row][copied.masks[row]]), np.sort(plain.values[i][plain.masks[i]])
+        np.testing.assert_array_equal(*legal_values)
+        assert copied.values[row, copied.search_actions[row]] == plain.values[i, plain.search_actions[i]]
+        assert copied.values[row, copied.player_actions[row]] == plain.values[i, plain.player_actions[i]]
+        assert copied.search_actions[row] % 13 == plain.search_actions[i] % 13  # ranks stay (decisions stay too)
+        relabelled += not np.array_equal(copied.masks[row], plain.masks[i])
+        mine = copied.inputs.dense(np.array([row]))[0]
+        assert any(np.array_equal(mine, inputs[i]) for inputs in every)  # a relabelled position's input
+    assert relabelled > len(plain.source) // 2  # the suits did move
+
+
+def test_a_held_out_decision_is_held_out_with_its_relabellings(made: Path, tmp_path: Path) -> None:
+    labels = distil.read_labels([made], ADVISED_LAYOUT, 3, seed=2)
+    seen: list[np.ndarray] = []
+
+    class Spy(distil.Actor):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            seen.append(x.numpy().copy())
+            return super().forward(x)
+
+    torch.manual_seed(0)
+    actor = Spy(labels.inputs.width, [8], "relu")
+    distil.fit(actor, labels, 0.01, 1, 1e-3, holdout=0.2, seed=0, batch=10**6, say=lambda _: None)
+    # calls: before (the held-out rows), one training batch (every training row), after the epoch
+    held, trained = seen[0], seen[1]
+    decisions = int((~labels.is_copy).sum())
+    assert len(held) == int(decisions * 0.2)
+    assert len(trained) == 4 * (decisions - len(held))  # no relabelling of a held-out decision trains
+    originals = {r.tobytes() for r in labels.inputs.dense(np.flatnonzero(~labels.is_copy))}
+    assert {r.tobytes() for r in held} <= originals
+
+
+def test_sparse_rows_give_back_the_dense_rows() -> None:
+    rng = np.random.default_rng(0)
+    dense = np.where(rng.random((50, 30)) < 0.1, rng.random((50, 30)), 0).astype(np.float32)
+    dense[7] = 0  # a row of zeros
+    rows = distil.SparseRows.room(60, 30)
+    rows.put(0, dense[:20])
+    rows.put(20, dense[20:])
+    rows = rows.head(50)
+    assert len(rows) == 50 and len(rows.values) == (dense != 0).sum()
+    pick = np.array([7, 49, 0, 7, 23])
+    np.testing.assert_array_equal(rows.dense(pick), dense[pick].astype(np.float16).astype(np.float32))
+    assert rows.dense(np.array([], dtype=np.int64)).shape == (0, 30)
