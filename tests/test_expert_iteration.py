@@ -130,6 +130,7 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"distil_eval": {"nobody": 2}}, "distil_eval"),
         ({"distil_eval": {"expert": 0}}, r"distil_eval must give each bot at least 1 board pair, got \{'expert': 0\}"),
         ({"distil_epochs": 0}, "distil_epochs must be at least 1, got 0"),
+        ({"distil_suit_copies": -1}, r"distil_suit_copies must be at least 0 \(0: none\), got -1"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),
         ({"student_pull": float("nan")}, "student_pull must be a finite number at least 0, got nan"),
         ({"student_pull_steps": 0}, "student_pull_steps must be at least 1, got 0"),

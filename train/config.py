@@ -28,7 +28,7 @@ HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/sel
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
-LABEL_BYTES = 4400  # a label held for the fit, its conversion included (measured: 2.6 GB for 620,000)
+LABEL_BYTES = 700  # a label (or a relabelling) held for the fit: its input's non-zeros, mask, values (measured: 1.55 GB for 2.8M)
 BASE_BYTES = 2**29  # what a run takes besides the parts memory_needs() counts: Python, torch, numba, the engine
 HIDDEN_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands a critic_sees_hands critic reads (train.selfplay)
 
@@ -84,6 +84,7 @@ class TrainConfig:
     label_confirm: int
     dagger_opponents: list[str]
     distil_epochs: int
+    distil_suit_copies: int
     distil_learning_rate: float
     distil_eval: dict[str, int]  # bot -> board pairs
     label_workers: int
@@ -114,6 +115,8 @@ class TrainConfig:
             )
         if any(n < 1 for n in self.distil_eval.values()):
             raise ConfigError(f"distil_eval must give each bot at least 1 board pair, got {self.distil_eval}")
+        if self.distil_suit_copies < 0:
+            raise ConfigError(f"distil_suit_copies must be at least 0 (0: none), got {self.distil_suit_copies}")
         if self.label_workers < 0:
             raise ConfigError(f"label_workers must be at least 0 (0: every core), got {self.label_workers}")
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
@@ -198,7 +201,9 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
             16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
-        "expert-iteration labels (distil_labels)": LABEL_BYTES * sum(config.distil_labels),
+        "expert-iteration labels (distil_labels, distil_suit_copies)": (
+            LABEL_BYTES * sum(config.distil_labels) * (1 + config.distil_suit_copies)
+        ),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
     }
 

@@ -128,9 +128,10 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
 
 
 def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
-    labels = read_labels(folders, config.layout)
+    labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
     actor = Actor.from_weights(start)
-    with progress.phase(f"round {round_}: fitting the student on {len(labels.masks):,} labels"):
+    copies = f" and {int(labels.is_copy.sum()):,} relabellings" if config.distil_suit_copies else ""
+    with progress.phase(f"round {round_}: fitting the student on {int((~labels.is_copy).sum()):,} labels{copies}"):
         fit(
             actor, labels, TEMPERATURE, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
             seed=config.seed + round_, loss_kind="logits", say=progress.say,
