@@ -107,10 +107,9 @@ def trump_jack(trump: int) -> int:
 @register_jitable
 def beaters(best: int, trump: int) -> int:
     """All cards that would take the lead from ``best``: higher in its suit, or any trump over a
-    non-trump. With ``trump`` -1 (none yet) Python's and numba's indexing both read
-    ``SUIT_MASK[-1]``, spades: the policy features were trained with that, so it stays."""
+    non-trump (none with ``trump`` -1: no trump and no kick, which no decision meets)."""
     bits = above(best)
-    if best // N_RANKS != trump:
+    if trump >= 0 and best // N_RANKS != trump:
         bits |= SUIT_MASK[trump]
     return bits
 

@@ -21,7 +21,7 @@ from agents.features import (
     COMPACT_PIECES, COMPACT_SIZE, FEATURE_INDEX, GLOBAL, INPUT_SIZE, N_FEATURES, PER_CARD, batch_compact_input,
     batch_features, batch_policy_input, compact_input, features, policy_input,
 )
-from agents.hand_reading import trick_winner, unseen, voids
+from agents.hand_reading import beaters, trick_winner, unseen, voids
 from allfours_env import OBS_SIZE, Rules, decode
 import allfours_env.numba_ints  # noqa: F401  (beats, team_of, next_seat, int.bit_length in compiled code)
 from allfours_env.cards import (
@@ -279,6 +279,15 @@ def test_compiled_card_rules_are_the_python_ones():
     assert wins.tolist() == expected
     assert seats.tolist() == [[team_of(s), next_seat(s)] for s in range(4)]
     assert counts.tolist() == [[int(b).bit_length(), int(b).bit_count()] * 2 for b in bits]
+
+
+def test_without_a_trump_only_higher_cards_of_the_suit_beat_a_card():
+    """With no trump and no kick (no decision meets that: every one has a kick or a trump) no suit
+    is trump; the frozen reference reads ``SUIT_MASK[-1]``, spades, and meets no such row."""
+    for card in range(N_CARDS):
+        higher = SUIT_MASK[card // N_RANKS] & ~((2 << card) - 1)
+        assert beaters(card, -1) == higher
+        assert beaters(card, (card // N_RANKS + 1) % N_SUITS) & ~higher  # a trump does beat it
 
 
 def test_a_kernel_cache_goes_stale_with_the_sources_it_compiles_in(tmp_path):
