@@ -14,10 +14,8 @@ Input layouts: an export records under ``obs_layout`` which policy input its net
 Layout 3 (what ``python -m train`` writes with its default ``policy_input: advised``) is the
 compact input followed by the expert's advice (:func:`agents.features.advised_input`); layout 2
 is the compact input alone (:func:`agents.features.compact_input`); layout 1 is the whole observation followed by every feature
-(:func:`agents.features.policy_input`, what the RLlib backend writes); files without a layout are
-layout 0 (969 observation floats, before the rules block was appended, then the features), which
-is still read for policies trained before. A ``.zip`` records no layout: it is recognised by its
-input size.
+(:func:`agents.features.policy_input`). An ``.npz`` without a layout (exported before layouts were
+recorded; none ships) is refused. A ``.zip`` records no layout: it is recognised by its input size.
 """
 
 from __future__ import annotations
@@ -40,20 +38,14 @@ from .features import (
     N_FEATURES,
     batch_advised_input,
     batch_compact_input,
-    batch_features,
     batch_policy_input,
 )
 from .npz_file import read_npz
 
-LEGACY_LAYOUT = 0  # files without a recorded layout: 969 observation floats, then the features
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input
 ADVISED_LAYOUT = 3  # agents.features.advised_input: the compact input, then the expert's advice
-LEGACY_OBS_SIZE = 969
-INPUT_SIZES = {
-    LEGACY_LAYOUT: LEGACY_OBS_SIZE + N_FEATURES, OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE,
-    ADVISED_LAYOUT: ADVISED_SIZE,
-}
+INPUT_SIZES = {OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE, ADVISED_LAYOUT: ADVISED_SIZE}
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
@@ -106,9 +98,7 @@ def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np
         return batch_advised_input(observations, masks)
     if layout == COMPACT_LAYOUT:
         return batch_compact_input(observations, masks)
-    if layout == OBS_LAYOUT:
-        return batch_policy_input(observations, masks)
-    return np.concatenate([observations[:, :LEGACY_OBS_SIZE], batch_features(observations, masks)], axis=1)
+    return batch_policy_input(observations, masks)
 
 
 def choose(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
@@ -167,12 +157,6 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
             )
 
 
-def _read_npz(path: Path) -> Weights:
-    weights = read_npz(path, MAX_MEMBER_BYTES)  # an NpzError is a ValueError: load_weights names the file
-    weights.setdefault(LAYOUT_KEY, np.array(LEGACY_LAYOUT))
-    return weights
-
-
 def _read_sb3_zip(path: Path) -> Weights:
     """The actor of an SB3 checkpoint without unpickling: weights-only torch load, JSON metadata."""
     try:
@@ -224,7 +208,8 @@ def load_weights(path: str | Path) -> Weights:
         raise CheckpointError(f"{path}: a policy file is an SB3 checkpoint .zip or a policy export .npz")
     kind = "policy export (.npz)" if path.suffix == ".npz" else "MaskablePPO checkpoint (.zip)"
     try:
-        weights = _read_npz(path) if path.suffix == ".npz" else _read_sb3_zip(path)
+        # an NpzError is a ValueError: load_weights names the file
+        weights = read_npz(path, MAX_MEMBER_BYTES) if path.suffix == ".npz" else _read_sb3_zip(path)
     except CheckpointError:
         raise
     except (OSError, ValueError, EOFError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as err:
@@ -242,7 +227,12 @@ def check_weights(weights: Weights, source: Any) -> int:
         return CheckpointError(f"{source}: {problem}")
 
     layout = weights.get(LAYOUT_KEY)
-    if layout is None or np.ndim(layout) != 0 or np.asarray(layout).dtype.kind not in "iu":
+    if layout is None:
+        raise fail(
+            f"no {LAYOUT_KEY!r}: exported before input layouts were recorded; this version reads layouts"
+            f" {sorted(INPUT_SIZES)} (such a policy must be retrained)"
+        )
+    if np.ndim(layout) != 0 or np.asarray(layout).dtype.kind not in "iu":
         raise fail(f"{LAYOUT_KEY!r} must be one integer, got {layout!r}")
     layout = int(layout)
     if layout not in INPUT_SIZES:

@@ -15,7 +15,7 @@ import pytest
 import agents
 from agents.builtin import PRETRAINED
 from agents.policy import (
-    ADVISED_LAYOUT, LAYOUT_KEY, LEGACY_LAYOUT, LEGACY_OBS_SIZE, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
+    ADVISED_LAYOUT, LAYOUT_KEY, OBS_LAYOUT, CheckpointError, PolicyBot, input_size, load_weights, save_weights,
 )  # fmt: skip
 from allfours_env import N_ACTIONS, env
 
@@ -155,25 +155,25 @@ def test_empty_or_truncated_files_are_clear_errors(tmp_path, tiny_zip):
             agents.make(str(tmp_path / name))
 
 
-def test_exports_record_the_layout_and_version_less_files_are_layout_0(tmp_path):
+def test_exports_record_the_layout_and_files_without_one_are_refused(tmp_path):
     path = tmp_path / "policy.npz"
     save_weights(small_weights(), path)
     assert int(np.load(path)[LAYOUT_KEY]) == OBS_LAYOUT
     assert [p.name for p in tmp_path.iterdir()] == ["policy.npz"]  # no temporary file left
-    version_less = {k: v for k, v in small_weights(LEGACY_LAYOUT).items() if k != LAYOUT_KEY}
+    version_less = {k: v for k, v in small_weights().items() if k != LAYOUT_KEY}
     np.savez(tmp_path / "old.npz", **version_less)  # as policies were exported before layouts were recorded
-    assert int(load_weights(tmp_path / "old.npz")[LAYOUT_KEY]) == LEGACY_LAYOUT
+    with pytest.raises(CheckpointError, match=r"old.npz: no 'obs_layout'.*reads layouts \[1, 2, 3\]"):
+        load_weights(tmp_path / "old.npz")
     assert int(load_weights(PRETRAINED)[LAYOUT_KEY]) == ADVISED_LAYOUT  # the shipped policy reads the advice
 
 
-def test_a_layout_0_policy_reads_the_first_969_floats(tmp_path):
+def test_a_policy_reads_its_layouts_input():
     obs = first_observation()
-    legacy = PolicyBot(small_weights(LEGACY_LAYOUT))
-    x = legacy.policy_input(obs["observation"], obs["action_mask"])
-    assert x.shape == (input_size(LEGACY_LAYOUT),)
-    np.testing.assert_array_equal(x[:LEGACY_OBS_SIZE], obs["observation"][:LEGACY_OBS_SIZE])
-    current = PolicyBot(small_weights(OBS_LAYOUT))
-    assert current.policy_input(obs["observation"], obs["action_mask"]).shape == (input_size(OBS_LAYOUT),)
+    whole = PolicyBot(small_weights(OBS_LAYOUT)).policy_input(obs["observation"], obs["action_mask"])
+    assert whole.shape == (input_size(OBS_LAYOUT),)
+    np.testing.assert_array_equal(whole[: len(obs["observation"])], obs["observation"])  # layout 1: the observation first
+    advised = PolicyBot(small_weights(ADVISED_LAYOUT)).policy_input(obs["observation"], obs["action_mask"])
+    assert advised.shape == (input_size(ADVISED_LAYOUT),)
     assert agents.make("pretrained").act(obs) in np.flatnonzero(obs["action_mask"])
 
 
