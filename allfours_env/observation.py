@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .actions import N_ACTIONS
-from .cards import N_CARDS, N_RANKS, N_SEATS, N_SUITS, TOTAL_GAME_VALUE, cards_of
+from .cards import N_CARDS, N_SEATS, N_SUITS, TOTAL_GAME_VALUE, cards_of, make_card, rank_of, suit_of
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -348,10 +348,6 @@ def decode(observation: np.ndarray | dict) -> View:
 _CARD_PIECES = ("hand", "kick", "kicks_aside", "table", "played", "led", "won")
 
 
-def _card_map(suits: tuple[int, ...]) -> np.ndarray:
-    return np.array([suits[c // N_RANKS] * N_RANKS + c % N_RANKS for c in range(N_CARDS)])
-
-
 def suit_relabelling(suits: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Gather indices ``(obs_index, action_index)`` that relabel suit ``s`` as ``suits[s]``: for
     an observation ``x`` and anything per action ``a`` (mask, values), ``x[..., obs_index]`` and
@@ -359,7 +355,7 @@ def suit_relabelling(suits: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     0..3."""
     if sorted(suits) != list(range(N_SUITS)):
         raise ValueError(f"suits must be a permutation of 0..{N_SUITS - 1}, got {suits!r}")
-    card = _card_map(suits)
+    card = np.array([make_card(suits[suit_of(c)], rank_of(c)) for c in range(N_CARDS)])  # card c's new id
     moved = np.arange(OBS_SIZE)  # moved[p]: where slot p's value goes
     for name in _CARD_PIECES:
         piece = LAYOUT[name]
