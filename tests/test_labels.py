@@ -219,7 +219,9 @@ def test_a_held_out_decision_is_held_out_with_its_relabellings(made: Path, tmp_p
     assert {r.tobytes() for r in held} <= originals
 
 
-def test_sparse_rows_give_back_the_dense_rows() -> None:
+@pytest.mark.parametrize("block", [distil.BLOCK, 7])  # 7: rows straddle blocks, puts cross several
+def test_sparse_rows_give_back_the_dense_rows(block, monkeypatch) -> None:
+    monkeypatch.setattr(distil, "BLOCK", block)
     rng = np.random.default_rng(0)
     dense = np.where(rng.random((50, 30)) < 0.1, rng.random((50, 30)), 0).astype(np.float32)
     dense[7] = 0  # a row of zeros
@@ -227,7 +229,8 @@ def test_sparse_rows_give_back_the_dense_rows() -> None:
     rows.put(0, dense[:20])
     rows.put(20, dense[20:])
     rows = rows.head(50)
-    assert len(rows) == 50 and len(rows.values) == (dense != 0).sum()
+    assert len(rows) == 50 and rows.non_zeros == (dense != 0).sum()
     pick = np.array([7, 49, 0, 7, 23])
     np.testing.assert_array_equal(rows.dense(pick), dense[pick].astype(np.float16).astype(np.float32))
     assert rows.dense(np.array([], dtype=np.int64)).shape == (0, 30)
+    assert len(rows.columns) == -(-rows.non_zeros // block)  # blocks allocated as they are reached

@@ -49,46 +49,67 @@ from .sparse_input import SparseInputLinear
 CHUNK = 4096  # rows turned into policy inputs at a time
 
 
+BLOCK = 1 << 24  # non-zeros a block of SparseRows holds (32 MB of columns, 32 MB of values)
+
+
 @dataclass
 class SparseRows:
     """Rows of policy inputs kept by their non-zeros (the input is over 90% zeros: a label then
-    takes about a sixth of its dense float16 bytes), values in float16 as a dense copy would be."""
+    takes about a sixth of its dense float16 bytes), values in float16 as a dense copy would be.
+    The non-zeros fill blocks of ``BLOCK`` allocated as they are reached: a large label set takes
+    what it fills, without reserving room for every float of every row (which a machine that
+    does not overcommit memory would refuse) and without the heap fragments of many small parts."""
 
     row_ptr: np.ndarray  # int64 (n + 1,): row i's non-zeros are [row_ptr[i], row_ptr[i + 1])
-    columns: np.ndarray  # int16
-    values: np.ndarray  # float16
+    columns: list[np.ndarray]  # int16 blocks: non-zero k is columns[k // BLOCK][k % BLOCK]
+    values: list[np.ndarray]  # float16 blocks, likewise
     width: int
 
     @classmethod
     def room(cls, rows: int, width: int) -> SparseRows:
-        """Room for ``rows`` rows, filled by :meth:`put` in order: the non-zeros get room for every
-        float, of which only the pages written take memory."""
-        size = rows * width
-        return cls(np.zeros(rows + 1, np.int64), np.empty(size, np.int16), np.empty(size, np.float16), width)
+        """Room for ``rows`` rows, filled by :meth:`put` in order."""
+        return cls(np.zeros(rows + 1, np.int64), [], [], width)
 
     def put(self, row: int, dense: np.ndarray) -> None:
         """Write ``dense`` as rows ``row`` on (the rows before written already)."""
-        at = self.row_ptr[row]
+        at = int(self.row_ptr[row])
         rows, columns = np.nonzero(dense)
         self.row_ptr[row + 1 : row + 1 + len(dense)] = at + np.cumsum(np.bincount(rows, minlength=len(dense)))
-        self.columns[at : at + len(rows)] = columns
-        self.values[at : at + len(rows)] = dense[rows, columns]
+        values, end = dense[rows, columns], at + len(rows)
+        while len(self.columns) * BLOCK < end:
+            self.columns.append(np.empty(BLOCK, np.int16))
+            self.values.append(np.empty(BLOCK, np.float16))
+        for block in range(at // BLOCK, (end - 1) // BLOCK + 1):  # the blocks [at, end) falls in
+            lo, hi = max(at, block * BLOCK), min(end, (block + 1) * BLOCK)
+            self.columns[block][lo - block * BLOCK : hi - block * BLOCK] = columns[lo - at : hi - at]
+            self.values[block][lo - block * BLOCK : hi - block * BLOCK] = values[lo - at : hi - at]
 
     def head(self, rows: int) -> SparseRows:
-        """The first ``rows`` rows (views)."""
-        used = self.row_ptr[rows]
-        return SparseRows(self.row_ptr[: rows + 1], self.columns[:used], self.values[:used], self.width)
+        """The first ``rows`` rows (sharing the blocks they use)."""
+        blocks = -(-int(self.row_ptr[rows]) // BLOCK)
+        return SparseRows(self.row_ptr[: rows + 1], self.columns[:blocks], self.values[:blocks], self.width)
 
     def __len__(self) -> int:
         return len(self.row_ptr) - 1
 
+    @property
+    def non_zeros(self) -> int:
+        return int(self.row_ptr[-1])
+
     def dense(self, rows: np.ndarray) -> np.ndarray:
         """Rows ``rows`` as a float32 array."""
-        starts, counts = self.row_ptr[rows], self.row_ptr[rows + 1] - self.row_ptr[rows]
-        out = np.zeros((len(rows), self.width), dtype=np.float32)
+        order = np.argsort(rows, kind="stable")  # read in row order: each block's non-zeros are then one slice
+        starts, counts = self.row_ptr[rows[order]], self.row_ptr[rows[order] + 1] - self.row_ptr[rows[order]]
         ends = np.cumsum(counts)
         flat = np.repeat(starts - ends + counts, counts) + np.arange(ends[-1] if len(ends) else 0)
-        out[np.repeat(np.arange(len(rows)), counts), self.columns[flat]] = self.values[flat]
+        columns, values = np.empty(len(flat), np.int64), np.empty(len(flat), np.float32)
+        bounds = np.searchsorted(flat, np.arange(len(self.columns) + 1) * BLOCK)
+        for block, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+            if lo < hi:
+                columns[lo:hi] = self.columns[block][flat[lo:hi] - block * BLOCK]
+                values[lo:hi] = self.values[block][flat[lo:hi] - block * BLOCK]
+        out = np.zeros((len(rows), self.width), dtype=np.float32)
+        out[np.repeat(order, counts), columns] = values
         return out
 
 
@@ -113,8 +134,8 @@ def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: in
     random relabelling per row; suits have no order, so its searched values hold there too)."""
     rng = np.random.default_rng(seed)
     rows = (1 + suit_copies) * sum(read_meta(folder).count for folder in folders)
-    # Filled in place: arrays allocated once hold the labels without the heap fragments that a
-    # few thousand small parts leave (measured for 1.4M rows kept as parts, then joined: 1.9 GB,
+    # Filled in place (arrays allocated once, the inputs' blocks as reached): no heap fragments as
+    # a few thousand small parts leave (measured for 1.4M rows kept as parts, then joined: 1.9 GB,
     # of which 0.7 GB fragments).
     out = Labels(
         SparseRows.room(rows, input_size(layout)), np.empty((rows, N_ACTIONS), bool), np.empty((rows, N_ACTIONS), np.float32),
