@@ -99,7 +99,8 @@ class SparseRows:
     def dense(self, rows: np.ndarray) -> np.ndarray:
         """Rows ``rows`` as a float32 array."""
         order = np.argsort(rows, kind="stable")  # read in row order: each block's non-zeros are then one slice
-        starts, counts = self.row_ptr[rows[order]], self.row_ptr[rows[order] + 1] - self.row_ptr[rows[order]]
+        starts = self.row_ptr[rows[order]]
+        counts = self.row_ptr[rows[order] + 1] - starts
         ends = np.cumsum(counts)
         flat = np.repeat(starts - ends + counts, counts) + np.arange(ends[-1] if len(ends) else 0)
         columns, values = np.empty(len(flat), np.int64), np.empty(len(flat), np.float32)
@@ -124,8 +125,12 @@ class Labels:
     is_copy: np.ndarray  # bool (n,): a relabelling (never held out)
 
 
-# Every relabelling of the suits but the identity: (obs_index, action_index) of each.
-_RELABELLINGS = [suit_relabelling(p) for p in itertools.permutations(range(4)) if p != (0, 1, 2, 3)]
+# Every relabelling of the suits but the identity, stacked: its observation and action gather
+# indices (suit_relabelling), and each old action's id after it (the inverse of the latter).
+_OBS_INDEX, _ACTION_INDEX = (
+    np.stack(part) for part in zip(*(suit_relabelling(p) for p in itertools.permutations(range(4)) if p != (0, 1, 2, 3)))
+)
+_NEW_ACTION = np.argsort(_ACTION_INDEX, axis=1)
 
 
 def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: int = 0) -> Labels:
@@ -149,10 +154,8 @@ def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: in
         n += len(obs)
         versions = [(obs, masks, values, search, player, False)]
         for _ in range(suit_copies):
-            which = rng.integers(len(_RELABELLINGS), size=len(obs))
-            o = np.stack([_RELABELLINGS[w][0] for w in which])
-            a = np.stack([_RELABELLINGS[w][1] for w in which])
-            new_action = np.argsort(a, axis=1)  # [row, old action]: its id after the relabelling
+            which = rng.integers(len(_OBS_INDEX), size=len(obs))
+            o, a, new_action = _OBS_INDEX[which], _ACTION_INDEX[which], _NEW_ACTION[which]
             versions.append((
                 np.take_along_axis(obs, o, axis=1), np.take_along_axis(masks, a, axis=1),
                 np.take_along_axis(values, a, axis=1), np.take_along_axis(new_action, search[:, None], axis=1)[:, 0],
@@ -274,14 +277,13 @@ def fit(
             idx = shuffled[i : i + batch]
             x = torch.from_numpy(labels.inputs.dense(idx))
             mask = torch.from_numpy(labels.masks[idx])
+            target = torch.from_numpy(targets(labels, idx, loss_kind, temperature))
             if loss_kind == "logits":
                 out = actor(x)
                 out = out - (out * mask).sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True)
-                target = torch.from_numpy(targets(labels, idx, loss_kind, temperature))
                 per_row = (((out - target) ** 2) * mask).sum(dim=1) / mask.sum(dim=1)
             else:
                 logits = actor(x).masked_fill(~mask, -1e9)
-                target = torch.from_numpy(targets(labels, idx, loss_kind, temperature))
                 per_row = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1)
             w = torch.from_numpy(weights[idx])
             loss = (per_row * w).sum() / w.sum()
