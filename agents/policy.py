@@ -208,7 +208,7 @@ def load_weights(path: str | Path) -> Weights:
         raise CheckpointError(f"{path}: a policy file is an SB3 checkpoint .zip or a policy export .npz")
     kind = "policy export (.npz)" if path.suffix == ".npz" else "MaskablePPO checkpoint (.zip)"
     try:
-        # an NpzError is a ValueError: load_weights names the file
+        # read_npz's NpzError is a ValueError: the except below names the file
         weights = read_npz(path, MAX_MEMBER_BYTES) if path.suffix == ".npz" else _read_sb3_zip(path)
     except CheckpointError:
         raise
