@@ -34,7 +34,9 @@ file: whose choice is kept unless a searched action beats it by the margin (a ne
 on top of the network as its prior, with any rollout policy); ``confirm`` (with ``ms=0``; default 0,
 off), the worlds to search in all before leaving the kept choice: when the first ``worlds``
 say another action beats it by the margin, ``confirm - worlds`` more worlds are searched and the
-choice is made on all of them.
+choice is made on all of them. ``worlds`` and ``confirm`` are at most ``MAX_WORLDS`` (4,096:
+about 6 s and 240 MB a decision among a dozen legal actions here) and ``ms`` at most ``MAX_MS``
+(a minute), so that no option can ask for unbounded memory or time.
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
 an independent search repeats 27%, and at 128 worlds returns to the expert's choice 60% of the
 time), so confirming them is cheap where it matters: for labels that teach a network.
@@ -93,6 +95,8 @@ DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must bea
 ROLLOUTS = ("expert", "greedy")
 DEFAULT_ROLLOUT = "expert"
 DEFAULT_MS = 100.0  # time budget per decision, milliseconds (0: none)
+MAX_WORLDS = 4096  # the most worlds (and confirm) an option may ask for
+MAX_MS = 60_000.0  # the longest time budget an option may ask for
 MIN_BATCH_WORLDS = 8  # the fewest worlds a batch under a time budget searches
 BATCH_TABLES = 64  # under a time budget, a batch holds at most this many tables (worlds x legal actions)
 MAX_RESAMPLES = 1000
@@ -309,13 +313,13 @@ class SearchBot(SeededBot):
         keep: str = "expert",
         seed: int | None = None,
     ) -> None:
-        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"search option worlds must be a positive integer, got {worlds!r}")
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or not 1 <= worlds <= MAX_WORLDS:
+            raise ValueError(f"search option worlds must be an integer 1..{MAX_WORLDS:,}, got {worlds!r}")
         if ms is not None and (
-            isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0
+            isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or not 0 <= ms <= MAX_MS
         ):
             raise ValueError(
-                "search option ms must be a time budget per decision in milliseconds, a number above 0, "
+                f"search option ms must be a time budget per decision in milliseconds, a number above 0 (at most {MAX_MS:,.0f}), "
                 f"or 0 for no budget (all the worlds every decision, deterministic for a seed), got {ms!r}"
             )
         self._rollout_policy = _policy_option("rollout", rollout, ROLLOUTS)
@@ -324,9 +328,12 @@ class SearchBot(SeededBot):
             raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
             raise ValueError(f"search option margin must be a chance in 0..1, got {margin!r}")
-        if confirm and (isinstance(confirm, bool) or not isinstance(confirm, int) or confirm <= worlds or ms):
+        if confirm and (
+            isinstance(confirm, bool) or not isinstance(confirm, int) or not worlds < confirm <= MAX_WORLDS or ms
+        ):
             raise ValueError(
-                f"search option confirm must be a number of worlds above worlds ({worlds}), with ms=0, got {confirm!r}"
+                f"search option confirm must be a number of worlds above worlds ({worlds}) up to {MAX_WORLDS:,}, "
+                f"with ms=0, got {confirm!r}"
             )
         super().__init__(seed)
         self.confirm = confirm

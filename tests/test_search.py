@@ -17,6 +17,7 @@ from agents.search import (
     BATCH_TABLES,
     DEFAULT_MS,
     DEFAULT_WORLDS,
+    MAX_WORLDS,
     MIN_BATCH_WORLDS,
     Position,
     SearchBot,
@@ -139,7 +140,7 @@ def test_options_in_the_spec():
     assert (bot.worlds, bot.ms, bot.explore) == (8, 5.5, 0.0)
     with pytest.raises(ValueError, match="does not take the options"):
         agents.make("search:depth=3")
-    with pytest.raises(ValueError, match="worlds must be a positive integer"):
+    with pytest.raises(ValueError, match="worlds must be an integer 1..4,096"):
         agents.make("search:worlds=0")
     with pytest.raises(ValueError, match="KEY=VALUE"):
         agents.make("search:worlds")
@@ -156,9 +157,18 @@ def test_the_default_has_a_time_budget():
     assert agents.make("search:ms=0").ms == 0 and SearchBot(ms=None).ms == 0  # no budget
 
 
+@pytest.mark.parametrize(
+    "spec", ["search:worlds=100000000,ms=0", "search:worlds=1,ms=0,margin=0,confirm=20000", "search:ms=1e9"]
+)
+def test_every_option_has_a_cap(spec):
+    # Each of these held a process for seconds to hours, or asked for gigabytes, before the caps.
+    with pytest.raises(ValueError, match=r"at most|up to|1\.\.4,096"):
+        agents.make(spec)
+
+
 @pytest.mark.parametrize("ms", ["none", "inf", "nan", -5, "true", "fast", "1e400"])
 def test_bad_budgets_say_what_is_allowed(ms):
-    with pytest.raises(ValueError, match=r"ms must be a time budget .* above 0, or 0 for no budget"):
+    with pytest.raises(ValueError, match=r"ms must be a time budget .* above 0 \(at most 60,000\), or 0 for no budget"):
         agents.make(f"search:ms={ms}")
 
 
@@ -250,13 +260,13 @@ def test_time_budget_stops_early():
     """On the real clock: a huge world cap is cut by the budget, and the last batch started before
     the deadline (a generous allowance for what follows the search on a loaded machine)."""
     observation = next(obs for _, _, obs in positions(1, seed=9) if obs["action_mask"].sum() > 2)
-    bot = SearchBot(worlds=100_000, ms=30, seed=0)
+    bot = SearchBot(worlds=MAX_WORLDS, ms=30, seed=0)
     bot.act(observation)  # compile outside the timing
     start = time.perf_counter()
     bot.act(observation)
     seconds = time.perf_counter() - start
     searched = bot.last_search
-    assert 1 <= searched.batches and searched.worlds < 100_000
+    assert 1 <= searched.batches and searched.worlds < MAX_WORLDS
     assert searched.seconds <= seconds
     assert searched.seconds - searched.slowest_batch < 0.030 + 0.5
     assert seconds < 2.0
