@@ -42,6 +42,7 @@ from .actions import (
 from .cards import N_CARDS, N_SEATS, cards_of
 from .observation import OBS_SIZE
 from .rules import DEFAULT_RULES, Rules
+from .state_check import check_state
 from .vector import VectorGame
 from .vector import event_of as _event
 
@@ -104,6 +105,11 @@ class Game:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._rows()
+
+    def check(self) -> None:
+        """A :class:`~allfours_env.state_check.StateError` (a ValueError) unless the table's state
+        is one the engine can go on from: for a game handed over from elsewhere (``set_state``)."""
+        check_state(self._core.get_state(), self._core._params)
 
     # ---------------------------------------------------------------- the state
 
@@ -327,7 +333,7 @@ class Game:
         self._apply(action)
         if core._n_given[0] >= self._st[k.NEXT_DECK]:  # the deal, if one began, took a given deck
             return
-        core.set_state(saved)  # it began with no deck given: undo, and do it again with the generator's
+        core._restore(saved)  # it began with no deck given: undo, and do it again with the generator's
         del self.events[logged:]
         self._rows()
         if self.rng is None:

@@ -71,7 +71,7 @@ from .numba_ints import cache_depends_on, kernels_of
 from .observation import observation_high
 from .rewards import REWARD_MODES
 from .single import N_TEAMS, SEED_RANGE, BotsDraw, check_team, checked_options, seat_bots
-from .vector import VectorGame
+from .vector import MAX_TABLES, VectorGame
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 OBS_KEY, MASK_KEY = "observation", "action_mask"
@@ -158,8 +158,8 @@ class AllFoursVectorEnv(VectorEnv):
         make_bot: Callable[[str], Bot] | None = None,
         **rules: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_TABLES:
+            raise ValueError(f"num_envs must be a positive integer up to {MAX_TABLES:,}, got {num_envs!r}")
         for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")

@@ -51,6 +51,7 @@ from .actions import (
 from .cards import N_CARDS, N_SEATS
 from .observation import OBS_SIZE, rules_block
 from .rules import KICK_POINTS, Rules
+from .state_check import check_state
 
 EPISODE_MODES = EPISODES
 
@@ -74,6 +75,7 @@ class KernelArrays(NamedTuple):
 
 
 RESET_OPTIONS = ("decks", "dealer", "scores")
+MAX_TABLES = 2**22  # about 4M tables: a few GB of state, where a mistyped count would ask for terabytes
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
 _UNDERTRUMP = {
     "allowed": k.UNDER_ALLOWED,
@@ -110,8 +112,8 @@ class VectorGame:
     """
 
     def __init__(self, n: int, episode: str = "match", events: bool = False, **rules: Any) -> None:
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"n (the number of tables) must be a positive integer, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= MAX_TABLES:
+            raise ValueError(f"n (the number of tables) must be an integer 1..{MAX_TABLES:,}, got {n!r}")
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         if not isinstance(events, bool):
@@ -290,16 +292,25 @@ class VectorGame:
         return {name.lstrip("_"): getattr(self, name).copy() for name in self._STATE_ARRAYS}
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
-        """Continue from a :meth:`get_state` of a VectorGame with the same ``n``; a state that does
-        not fit (names, shapes, dtypes) raises a ValueError and changes nothing."""
+        """Continue from a :meth:`get_state` of a VectorGame with the same ``n`` and rules; a state
+        that does not fit (names, shapes, dtypes) or is not one the engine can go on from (values
+        out of range, a position the rules cannot reach: :mod:`allfours_env.state_check`) raises a
+        ValueError naming what is wrong, and changes nothing."""
         arrays = {}
         for name in self._STATE_ARRAYS:
             mine, theirs = getattr(self, name), state.get(name.lstrip("_")) if isinstance(state, dict) else None
             fits = isinstance(theirs, np.ndarray) and theirs.dtype == mine.dtype and theirs.ndim == mine.ndim
-            if not fits or theirs.shape[0] != self.n or (name != "_given" and theirs.shape != mine.shape):
+            fits = fits and theirs.shape[0] == self.n and theirs.shape[2:] == mine.shape[2:]
+            if not fits or (name != "_given" and theirs.shape != mine.shape):
                 raise ValueError(f"state[{name.lstrip('_')!r}] does not fit a VectorGame of {self.n} tables")
             arrays[name] = theirs.copy()
+        check_state({name.lstrip("_"): array for name, array in arrays.items()}, self._params)
         self.__dict__.update(arrays)
+
+    def _restore(self, state: dict[str, np.ndarray]) -> None:
+        """Go back to a :meth:`get_state` of this very game, taken over unchecked: an undo, for
+        the engine's own use (:meth:`set_state` checks states from anywhere else)."""
+        self.__dict__.update({name: state[name.lstrip("_")] for name in self._STATE_ARRAYS})
 
     def repeat(self, copies: int) -> VectorGame:
         """A new VectorGame with ``copies`` copies of every table, table ``t * copies + j`` being

@@ -302,8 +302,8 @@ def test_bad_seeds_are_refused_and_change_nothing(seed):
 @pytest.mark.parametrize(
     "args, message",
     [
-        ({"n": 0}, "positive integer"),
-        ({"n": 2.0}, "positive integer"),
+        ({"n": 0}, r"an integer 1\.\.4,194,304"),
+        ({"n": 2.0}, r"an integer 1\.\.4,194,304"),
         ({"n": 2, "episode": "hand"}, "episode must be one of"),
         ({"n": 2, "undertrump": "never"}, "must be one of"),
         ({"n": 2, "target": 7}, "unknown rule 'target'"),
