@@ -223,7 +223,25 @@ class SingleAgentEnv(gym.Env):
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
-
+        """Continue from a :meth:`get_state` of an env with the same rules and episode: a
+        ValueError if it is not one (its game one the engine cannot go on from included), and
+        nothing changes."""
+        keys = {*STATE_FIELDS, "game", "bots", "np_random"}
+        if not isinstance(state, dict) or set(state) != keys:
+            raise ValueError(f"state must be a dict with the keys {sorted(keys)}, as get_state() returns it")
+        game = state["game"]
+        if not isinstance(game, Game) or game.rules != self.rules or game.episode != self.episode:
+            raise ValueError("state['game'] must be a Game of this env's rules and episode")
+        game.check()
+        mask, bots = state["_mask"], state["bots"]
+        if not (isinstance(mask, np.ndarray) and mask.shape == self._mask.shape and mask.dtype == self._mask.dtype):
+            raise ValueError(f"state['_mask'] must be an int8 array of {N_ACTIONS}")
+        if check_team(state["team"]) is None or not isinstance(bots, Sequence) or len(bots) != N_SEATS:
+            raise ValueError("state['team'] must be 0 or 1 and state['bots'] the four seats' bots")
+        try:
+            np.random.default_rng().bit_generator.state = state["np_random"]  # on a scratch generator first
+        except (TypeError, ValueError, KeyError) as err:
+            raise ValueError(f"state['np_random'] is not a PCG64 generator's state: {err}") from None
         for name in STATE_FIELDS:
             setattr(self, name, state[name])
         self.match = Match(state["game"], state["bots"])  # the log so far was already rewarded
