@@ -91,8 +91,9 @@ Reset options
     ``reset(seed, options={"decks": [deck, ...], "dealer": s, "scores": [team0, team1]})``:
     each deal takes the next given deck (a permutation of 0..51, dealt from index 0), then
     decks come from the seeded generator; ``dealer`` fixes the first dealer, ``scores`` the
-    starting score. ``seed``: None or an int 0 or more. A bad seed or option raises a ValueError
-    and changes nothing. ``env.unwrapped.scores`` is ``(team0, team1)`` after every step and
+    starting score. ``seed``: None or an int 0 or more. A bad seed or option, or a misspelt
+    option (``"deck"``), raises a ValueError and changes nothing; other keys are ignored with a
+    warning (generic tools such as PettingZoo's ``api_test`` pass their own). ``env.unwrapped.scores`` is ``(team0, team1)`` after every step and
     ``env.unwrapped.game`` the engine (its ``events`` list is the log of the match).
     A call out of order is a RuntimeError saying to call reset: in ``raw_env``, any method that
     needs the match before the first reset, and ``step`` or ``last`` once every agent is done
@@ -106,6 +107,7 @@ Version history
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -233,7 +235,11 @@ class raw_env(AECEnv):
             )
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
-        if unknown:  # a warning, not an error: generic tools (PettingZoo's api_test) pass their own keys
+        for key in unknown:  # a misspelt option is an error; others a warning: generic tools pass their own keys
+            close = difflib.get_close_matches(key, RESET_OPTIONS, n=1) if isinstance(key, str) else []
+            if close:
+                raise ValueError(f"unknown reset option {key!r}: did you mean {close[0]!r}? options: {list(RESET_OPTIONS)}")
+        if unknown:
             logger.warn(f"reset ignores unknown option(s) {unknown}; allfours options: {list(RESET_OPTIONS)}")
         if seed is not None or self.np_random is None:
             rng, _ = seeding.np_random(seed)
