@@ -1,8 +1,9 @@
 """``python -m eval A B [more] --boards N``: duplicate round robin of bots, on the terminal and in files.
 
 Every pair plays the same boards, each twice with the teams swapped (see eval/boards.py and
-eval/results.py for the exact definitions). Bad options, unknown bots, damaged policy files and
-an output folder that cannot be written exit with code 2 before anything is played. Ctrl-C, at any
+eval/results.py for the exact definitions). Bad options (counts beyond the limits of
+:mod:`eval.api`: at most 1,000,000 board pairs in all), unknown bots, bad bot options, damaged
+policy files and an output folder that cannot be written exit with code 2 before anything is played. Ctrl-C, at any
 moment before the results are written, stops the workers at once and exits with code 130, writing
 nothing. The report is printed before the files are written, and the files are written all or
 nothing (:mod:`eval.report`): a write that fails (a full disk) says so, leaves the output folder as
@@ -26,10 +27,6 @@ if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C whil
     from .results import TournamentResult
 
 DEFAULT_BOARDS = 1000
-MAX_BOARDS = 10**9  # boards per pair: at 100 matches a second, half a year of play
-MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
-MAX_WORKERS = 1024
-MAX_BOOTSTRAP = 10**6
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
 MAX_LOG_BOARDS = 10_000
@@ -43,7 +40,7 @@ def _count(minimum: int, maximum: int) -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
         if not minimum <= value <= maximum:
             raise argparse.ArgumentTypeError(f"must be in {minimum:,}..{maximum:,}, got {value}")
         return value
@@ -75,6 +72,7 @@ def check_out_dir(path: str) -> list[Path]:
 def build_parser() -> argparse.ArgumentParser:
     from allfours_env.engine import EPISODES
 
+    from .api import MAX_BOARD_PAIRS, MAX_BOOTSTRAP, MAX_FIRST_BOARD, MAX_WORKERS
     from .stats import BOOTSTRAP_RESAMPLES
 
     parser = argparse.ArgumentParser(
@@ -86,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
     )
     parser.add_argument(
-        "--boards", type=_count(1, MAX_BOARDS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
+        "--boards", type=_count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
     )
     parser.add_argument(
         "--rule", action="append", default=[], metavar="KEY=VALUE",
