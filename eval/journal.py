@@ -37,6 +37,7 @@ JOURNAL_NAME = ".eval-journal.jsonl"
 MAX_LINE_BYTES = 1 << 20
 Finished = dict[tuple[int, int], BoardRecord]  # (pair index, board id) -> record
 NOT_JSON = object()
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # the journal is read and written as itself, never through a link
 
 
 class JournalError(ValueError):
@@ -64,7 +65,7 @@ class Journal:
         """The boards this evaluation finished before; JournalError if the journal is another's
         or a line does not fit the plan (module docstring)."""
         try:
-            with open(self.path, "rb") as f:
+            with open(self.path, "rb", opener=lambda path, flags: os.open(path, flags | NO_FOLLOW)) as f:
                 return self._read(f)
         except OSError as err:
             raise self._refused(f"cannot be read: {err.strerror or err}") from None
@@ -128,7 +129,11 @@ class Journal:
         """Cut off what follows the whole lines :meth:`load` read (a line a kill cut short), so
         that the lines appended next start on a line of their own."""
         try:
-            os.truncate(self.path, self._intact)
+            fd = os.open(self.path, os.O_WRONLY | NO_FOLLOW)
+            try:
+                os.ftruncate(fd, self._intact)
+            finally:
+                os.close(fd)
         except OSError as err:
             raise JournalWriteError(f"could not repair the journal {self.path}: {err.strerror or err}") from None
 
@@ -154,7 +159,7 @@ class Journal:
 
 def _append(path: Path, data: bytes) -> None:
     """Append ``data`` to the file ``path`` (not through a link) whole, or leave it as it was."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | NO_FOLLOW)
     try:
         end = os.lseek(fd, 0, os.SEEK_END)
         try:

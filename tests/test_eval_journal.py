@@ -150,6 +150,21 @@ def test_a_record_must_add_up(real, tmp_path):
         assert message in str(refused.value)
 
 
+def test_a_journal_that_is_a_link_is_refused_and_restart_leaves_its_target(real, tmp_path, capsys):
+    lines, _ = real
+    target = write_journal(tmp_path, lines).rename(tmp_path / "elsewhere.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / JOURNAL_NAME).symlink_to(target)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*COMMAND, "--out", str(out), "--resume"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "cannot be read: Too many levels of symbolic links" in err, err
+    before = target.read_bytes()
+    assert main([*COMMAND, "--out", str(out), "--restart"]) == 0
+    assert target.read_bytes() == before and not (out / JOURNAL_NAME).exists()
+
+
 # ---------------------------------------------------------------- a journal cut by a crash
 
 
