@@ -58,8 +58,8 @@ def _check_size(n_bots: int, boards: int, bootstrap: int) -> None:
         )
     if n_bots >= MIN_BOTS_FOR_RATINGS and bootstrap * n_bots**2 > MAX_BOOTSTRAP_CELLS:
         raise ValueError(
-            f"bootstrap {bootstrap:,} with {n_bots} bots is too large: the ratings' bootstrap needs "
-            f"resamples x bots**2 <= {MAX_BOOTSTRAP_CELLS:,} (here at most {MAX_BOOTSTRAP_CELLS // n_bots**2:,} resamples)"
+            f"bootstrap {bootstrap:,} with {n_bots} bots is too large: the ratings' bootstrap needs resamples "
+            f"x bots**2 <= {MAX_BOOTSTRAP_CELLS:,} (here at most {MAX_BOOTSTRAP_CELLS // n_bots**2:,} resamples)"
         )
 
 
@@ -149,7 +149,7 @@ def play_plan(
     finished = dict(finished or {})
     for (pair, board), record in finished.items():
         if pair not in range(len(plan.pairs)) or board not in plan.boards or record.board != board:
-            raise ValueError(f"finished: ({pair!r}, {board!r}) is not a (pair index, board) of the plan with its record")
+            raise ValueError(f"finished: ({pair!r}, {board!r}) is not a (pair, board) of the plan with its record")
     hooks = [on_progress] if on_progress else []
     bar = None
     if progress:

@@ -29,7 +29,7 @@ from typing import IO, Any
 from agents.atomic_file import write_text
 
 from .api import Plan, identity
-from .play import BoardRecord
+from .play import BoardRecord, _show
 
 JOURNAL_NAME = ".eval-journal.jsonl"
 # A line holds one task's records (at most runner.MAX_TASK_BOARDS, under 1 KB each): a longer one
@@ -123,7 +123,7 @@ class Journal:
         return pair, checked
 
     def _refused(self, what: str) -> JournalError:
-        return JournalError(f"{self.path} {what}; it is not a journal this evaluation wrote: add --restart to discard it")
+        return JournalError(f"{self.path} {what}; this evaluation did not write it: add --restart to discard it")
 
     def drop_torn_tail(self) -> None:
         """Cut off what follows the whole lines :meth:`load` read (a line a kill cut short), so
@@ -182,13 +182,8 @@ def _decode(line: bytes) -> Any:
         return NOT_JSON
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _describe(head: bytes) -> str:
-    head = _decode(head)
+def _describe(line: bytes) -> str:
+    head = _decode(line)
     if not isinstance(head, dict):
         return "unreadable"
     return f"bots {_show(head.get('bots'))}, {_show(head.get('boards'))} boards from {_show(head.get('first_board'))}"

@@ -10,6 +10,7 @@ analyses that need more than the record.
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,10 +201,13 @@ def play_board(
     return BoardRecord(board.board, tuple(matches))
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 2, 40, 40, 40
+
+
 def _show(value: Any) -> str:
-    """``value`` for a message, cut short (a hostile file may hold megabytes)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``value`` for a message, cut short (a hostile file may hold megabytes, or deep nesting)."""
+    return _SHORT.repr(value)
 
 
 def _fields(data: Any, kind: type, what: str) -> dict[str, Any]:
