@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C whil
 DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
-MAX_LOG_BOARDS = 10_000
+MAX_LOG_BOARDS = 10_000  # boards logged in all pairs together (two files of a few KB each)
 WRITE_FAILED_EXIT = 1
 
 
@@ -80,7 +80,7 @@ def check_out_dir(path: str, option: str = "--out") -> list[Path]:
 def build_parser() -> argparse.ArgumentParser:
     from allfours_env.engine import EPISODES
 
-    from .api import MAX_BOARD_PAIRS, MAX_BOOTSTRAP, MAX_FIRST_BOARD, MAX_WORKERS
+    from .api import MAX_BOARD_PAIRS, MAX_BOOTSTRAP, MAX_FIRST_BOARD, max_workers
     from .stats import BOOTSTRAP_RESAMPLES
 
     parser = argparse.ArgumentParser(
@@ -103,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--episode", choices=EPISODES, default="match",
         help="match (default), or deal: deal episodes, single deals instead of matches (win = more points in the deal)",
     )  # fmt: skip
-    parser.add_argument("--workers", type=_count(1, MAX_WORKERS), default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--workers", type=_count(1, max_workers()), default=None,
+        help="worker processes (default: all cores; at most 4 per core)",
+    )  # fmt: skip
     parser.add_argument(
         "--seed", "--first-board", dest="first_board", type=_count(0, MAX_FIRST_BOARD), default=0, metavar="FIRST_BOARD",
         help="first board id: boards FIRST_BOARD .. FIRST_BOARD+N-1 are played (default 0)",
@@ -128,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument(
         "--log-boards", type=_count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
-        help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS})",
+        help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS}; at most "
+        f"{MAX_LOG_BOARDS:,} in all pairs together)",
     )  # fmt: skip
     return parser
 
@@ -170,6 +174,8 @@ def _main(argv: Sequence[str] | None) -> int:
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )
+        if args.logs is not None:
+            _check_logs(len(plan.pairs) * min(args.log_boards, args.boards))
         created = check_out_dir(args.out)
         if args.logs is not None:
             check_out_dir(args.logs, "--logs")  # writable now, not after the whole evaluation
@@ -184,6 +190,15 @@ def _main(argv: Sequence[str] | None) -> int:
         _remove(created)
         print(f"\npython -m eval: {stop_name(stopped.stop)}; nothing was written to {args.out}", file=sys.stderr)
         return exit_code(stopped.stop)
+
+
+def _check_logs(boards: int) -> None:
+    """Refuse to log more than MAX_LOG_BOARDS boards in all (ValueError)."""
+    if boards > MAX_LOG_BOARDS:
+        raise ValueError(
+            f"--logs would log {boards:,} boards (--log-boards for each pair), more than {MAX_LOG_BOARDS:,} in all: "
+            "lower --log-boards"
+        )
 
 
 def _remove(created: list[Path]) -> None:

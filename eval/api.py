@@ -28,7 +28,7 @@ BOOTSTRAP_STREAM = 1  # bootstrap generator: SeedSequence([EVAL_NAMESPACE, BOOTS
 # (about 3 KB each, so 3 GB at this cap), and its tasks are all made at the start.
 MAX_BOARD_PAIRS = 1_000_000  # boards x pairs
 MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
-MAX_WORKERS = 1024
+WORKERS_PER_CORE = 4  # more workers than cores only share them, and each holds its own bots in memory
 MAX_BOOTSTRAP = 10**6
 MAX_BOOTSTRAP_CELLS = 10**7  # resamples x bots**2: the rating bootstrap holds a few float64 arrays of this size
 
@@ -40,6 +40,11 @@ def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
     if isinstance(rules, Rules):
         return rules
     return Rules.from_kwargs(**dict(rules))
+
+
+def max_workers() -> int:
+    """The most worker processes an evaluation starts on this machine."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
 def _check_count(name: str, value: Any, minimum: int, maximum: int) -> int:
@@ -96,7 +101,7 @@ def plan_round_robin(
         raise ValueError(f"need at least 2 bots to compare, got {len(bots)}")
     boards = _check_count("boards", boards, 1, MAX_BOARD_PAIRS)
     first_board = _check_count("first_board", first_board, 0, MAX_FIRST_BOARD)
-    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1, MAX_WORKERS)
+    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1, max_workers())
     bootstrap = _check_count("bootstrap", bootstrap, 1, MAX_BOOTSTRAP)
     _check_size(len(bots), boards, bootstrap)
     if episode not in EPISODES:

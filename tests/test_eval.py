@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import time
 import warnings
 
@@ -182,7 +183,7 @@ def test_library_errors():
     started = time.monotonic()
     with pytest.raises(ValueError, match=r"boards must be an integer in 1..1,000,000, got 1000000000000"):
         ev.evaluate("random", "random", boards=10**12)
-    with pytest.raises(ValueError, match="workers must be an integer in 1..1,024"):
+    with pytest.raises(ValueError, match=f"workers must be an integer in 1..{4 * (os.cpu_count() or 1):,}, got 1000000"):
         ev.evaluate("random", "random", boards=1, workers=10**6)
     with pytest.raises(ValueError, match="first_board must be an integer in 0..4,611,686,018,427,387,904"):
         ev.evaluate("random", "random", boards=1, first_board=2**70)
@@ -212,11 +213,14 @@ def test_library_errors():
         (["random", "random", "--boards", str(10**12)], "must be in 1..1,000,000"),
         (["random", "random", "--boards", "9" * 5000], "expected an integer"),
         (["random", "random", "expert", "--boards", "400000"], "1,200,000 board pairs, more than the 1,000,000"),
-        (["random", "search:worlds=100000000,ms=0"], "worlds must be an integer 1..4,096"),
-        (["random", "search:ms=100000000"], "ms must be"),
-        ([*["random"] * 11, "--bootstrap", "100000"], "(here at most 82,644 resamples)"),
+        (["random", "search:worlds=100000000,ms=0", "--boards", "1"], "worlds must be an integer 1..4,096"),
+        (["random", "search:ms=100000000", "--boards", "1"], "ms must be"),
+        ([*["random"] * 11, "--boards", "1", "--bootstrap", "100000"], "(here at most 82,644 resamples)"),
         (["random", "random", "--seed", str(2**70)], "must be in 0..4,611,686,018,427,387,904"),
-        (["random", "random", "--workers", "0"], "must be in 1..1,024, got 0"),
+        (["random", "random", "--workers", "0"], f"must be in 1..{4 * (os.cpu_count() or 1):,}, got 0"),
+        (["random", "random", "--workers", str(4 * (os.cpu_count() or 1) + 1)], "must be in 1.."),
+        ([*["random"] * 4, "--boards", "2000", "--logs", "/proc/eval-logs", "--log-boards", "2000"],
+         "--logs would log 12,000 boards"),
         (["random", "random", "--bootstrap", "0"], "must be in 1..1,000,000"),
     ],
 )
