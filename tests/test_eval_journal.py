@@ -295,7 +295,7 @@ def test_fuzzed_journals_resume_correctly_or_are_refused(real, tmp_path):
             outcomes["refused"] += 1
             continue
         finally:
-            assert time.monotonic() - began < 1.0, case  # no hang, whatever the file holds
+            assert time.monotonic() - began < 2.0, case  # no hang, whatever the file holds (a load takes ms)
         assert set(finished) <= set(expected), case  # only boards of the plan
         for key, record in finished.items():
             assert record.board == key[1] and len(record.matches) == 2, case
@@ -306,7 +306,7 @@ def test_fuzzed_journals_resume_correctly_or_are_refused(real, tmp_path):
                 assert comparable(result) == comparable(whole), case
         outcomes["resumed"] += 1
     assert outcomes["refused"] > FUZZ_CASES / 2 and outcomes["resumed"] > 20, outcomes
-    assert time.monotonic() - started < 10, outcomes
+    assert time.monotonic() - started < 30, outcomes  # about 2 s; generous for a shared machine
 
 
 # ---------------------------------------------------------------- full and read-only disks
