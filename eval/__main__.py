@@ -1,12 +1,18 @@
 """``python -m eval A B [more] --boards N``: duplicate round robin of bots, on the terminal and in files.
 
 Every pair plays the same boards, each twice with the teams swapped (see eval/boards.py and
-eval/results.py for the exact definitions). Bad options, unknown bots, damaged policy files and
-an output folder that cannot be written exit with code 2 before anything is played. Ctrl-C, at any
-moment before the results are written, stops the workers at once and exits with code 130, writing
-nothing. The report is printed before the files are written, and the files are written all or
-nothing (:mod:`eval.report`): a write that fails (a full disk) says so, leaves the output folder as
-it was and exits with code 1. ``--logs DIR`` also writes the match logs (docs/match_log.md) of
+eval/results.py for the exact definitions). Bad options (counts beyond the limits of
+:mod:`eval.api`: at most 1,000,000 board pairs in all), unknown bots, bad bot options, damaged
+policy files, an output folder that cannot be written and a kept journal that does not fit the
+command (:mod:`eval.journal`) exit with code 2 before anything is played. One evaluation per output
+folder: ``--out`` is locked while the command runs (:mod:`eval.run_lock`), and a second command on
+it, ``--restart`` or ``--resume`` included, exits with code 2 naming the process that holds it.
+Ctrl-C or SIGTERM, at any moment before the results are written, stops the workers at once and
+exits with code 130 (143), keeping the boards finished so far. The report is printed before the
+files are written, and the files are written all or nothing (:mod:`eval.report`). A write that
+fails (a full or read-only disk: the results, the journal, the match logs) says so in one line and
+exits with code 1, leaving no temporary file; the journal keeps its whole lines, so ``--resume``
+goes on once there is room. ``--logs DIR`` also writes the match logs (docs/match_log.md) of
 the first ``--log-boards`` boards of every pair, played again once the evaluation is done
 (:mod:`eval.match_logs`).
 """
@@ -14,6 +20,7 @@ the first ``--log-boards`` boards of every pair, played again once the evaluatio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -22,17 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
+    from .api import Plan
     from .journal import Finished, Journal
     from .results import TournamentResult
 
 DEFAULT_BOARDS = 1000
-MAX_BOARDS = 10**9  # boards per pair: at 100 matches a second, half a year of play
-MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
-MAX_WORKERS = 1024
-MAX_BOOTSTRAP = 10**6
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
-MAX_LOG_BOARDS = 10_000
+MAX_LOG_BOARDS = 10_000  # boards logged in all pairs together (two files of a few KB each)
 WRITE_FAILED_EXIT = 1
 
 
@@ -43,7 +47,7 @@ def _count(minimum: int, maximum: int) -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
         if not minimum <= value <= maximum:
             raise argparse.ArgumentTypeError(f"must be in {minimum:,}..{maximum:,}, got {value}")
         return value
@@ -51,30 +55,32 @@ def _count(minimum: int, maximum: int) -> Any:
     return parse
 
 
-def check_out_dir(path: str) -> list[Path]:
-    """Make sure ``path`` is a folder this process can write, before anything is played.
+def check_out_dir(path: str, option: str = "--out") -> list[Path]:
+    """Make sure ``path`` (given as ``option``) is a folder this process can write, before
+    anything is played.
 
     Returns the folders created here, deepest first (so that an interrupted run can remove them).
-    Raises ValueError naming the problem.
+    Raises ValueError naming the option and the problem.
     """
     if not path.strip():
-        raise ValueError("--out is empty; name the output folder (it is created if missing)")
+        raise ValueError(f"{option} is empty; name the output folder (it is created if missing)")
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out {path!r} is a file; it must be a folder (it is created if missing)")
+        raise ValueError(f"{option} {path!r} is a file; it must be a folder (it is created if missing)")
     created = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
-        raise ValueError(f"--out {path!r} is not a writable folder: {err.strerror or err}") from None
+        raise ValueError(f"{option} {path!r} is not a writable folder: {err.strerror or err}") from None
     return created
 
 
 def build_parser() -> argparse.ArgumentParser:
     from allfours_env.engine import EPISODES
 
+    from .api import MAX_BOARD_PAIRS, MAX_BOOTSTRAP, MAX_FIRST_BOARD, max_workers
     from .stats import BOOTSTRAP_RESAMPLES
 
     parser = argparse.ArgumentParser(
@@ -86,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
     )
     parser.add_argument(
-        "--boards", type=_count(1, MAX_BOARDS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
+        "--boards", type=_count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
     )
     parser.add_argument(
         "--rule", action="append", default=[], metavar="KEY=VALUE",
@@ -97,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--episode", choices=EPISODES, default="match",
         help="match (default), or deal: deal episodes, single deals instead of matches (win = more points in the deal)",
     )  # fmt: skip
-    parser.add_argument("--workers", type=_count(1, MAX_WORKERS), default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--workers", type=_count(1, max_workers()), default=None,
+        help="worker processes (default: all cores; at most 4 per core)",
+    )  # fmt: skip
     parser.add_argument(
         "--seed", "--first-board", dest="first_board", type=_count(0, MAX_FIRST_BOARD), default=0, metavar="FIRST_BOARD",
         help="first board id: boards FIRST_BOARD .. FIRST_BOARD+N-1 are played (default 0)",
@@ -122,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument(
         "--log-boards", type=_count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
-        help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS})",
+        help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS}; at most "
+        f"{MAX_LOG_BOARDS:,} in all pairs together)",
     )  # fmt: skip
     return parser
 
@@ -146,17 +156,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from allfours_env.rules import parse_rule_options
 
-    from .api import EvaluationStopped, identity, plan_round_robin, play_plan
-    from .journal import Journal
+    from .api import EvaluationStopped, plan_round_robin
     from .processes import exit_code, stop_name
-    from .report import format_report
 
     parser = build_parser()
     args = parser.parse_args(argv)
     if len(args.bots) < 2:
         parser.error(f"need at least 2 bots to compare, got {len(args.bots)}: {' '.join(args.bots)}")
+    created: list[Path] = []
     try:
-        plan = plan_round_robin(
+        plan = plan_round_robin(  # builds each bot once: a bad spec or option is refused here
             args.bots,
             boards=args.boards,
             rules=parse_rule_options(args.rule),
@@ -165,24 +174,86 @@ def _main(argv: Sequence[str] | None) -> int:
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )
+        if args.logs is not None:
+            _check_logs(len(plan.pairs) * min(args.log_boards, args.boards))
         created = check_out_dir(args.out)
         if args.logs is not None:
-            check_out_dir(args.logs)  # writable now, not after the whole evaluation
-        journal = Journal(Path(args.out), identity(plan))
-        finished = _journal_to_continue(journal, args)
-    except (ValueError, FileNotFoundError, TypeError) as error:  # a JournalError is a ValueError
+            check_out_dir(args.logs, "--logs")  # writable now, not after the whole evaluation
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        _remove(created)
         parser.error(str(error))
-    if not finished:
-        journal.start()
+    try:
+        with contextlib.ExitStack() as held:
+            _hold(held, parser, args.out)
+            return _evaluate(parser, plan, args)
+    except EvaluationStopped as stopped:  # before any board was finished: nothing is kept, lock released
+        _remove(created)
+        print(f"\npython -m eval: {stop_name(stopped.stop)}; nothing was written to {args.out}", file=sys.stderr)
+        return exit_code(stopped.stop)
+
+
+def _check_logs(boards: int) -> None:
+    """Refuse to log more than MAX_LOG_BOARDS boards in all (ValueError)."""
+    if boards > MAX_LOG_BOARDS:
+        raise ValueError(
+            f"--logs would log {boards:,} boards (--log-boards for each pair), more than {MAX_LOG_BOARDS:,} in all: "
+            "lower --log-boards"
+        )
+
+
+def _remove(created: list[Path]) -> None:
+    """Remove the folders this run created (deepest first) that are still empty."""
+    for folder in created:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _hold(held: contextlib.ExitStack, parser: argparse.ArgumentParser, out: str) -> None:
+    """Lock ``out`` for this process until ``held`` closes (eval.run_lock); exit 2 if another holds it."""
+    from .run_lock import RunInUseError, RunLock
+
+    try:
+        lock = held.enter_context(RunLock(Path(out), work="evaluation", way_out="pick another --out"))
+    except RunInUseError as error:
+        parser.error(str(error))
+    except OSError as error:
+        parser.error(f"--out {out!r}: cannot take its lock: {error.strerror or error}")
+    if lock.stale_pid is not None:
+        print(f"python -m eval: took over the lock of process {lock.stale_pid}, which no longer runs", file=sys.stderr)
+
+
+def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namespace) -> int:
+    """Play ``plan`` and write its results, with ``--out`` locked; the exit code. An
+    EvaluationStopped before any board was finished passes on (the caller cleans up)."""
+    from .api import EvaluationStopped, play_plan
+    from .journal import Journal, JournalError, JournalWriteError
+    from .processes import exit_code, stop_name
+    from .report import format_report
+
+    journal = Journal(Path(args.out), plan)
+    try:
+        finished = _journal_to_continue(journal, args)
+    except JournalError as error:
+        parser.error(str(error))
+    try:
+        if not finished:
+            journal.start()
+    except JournalWriteError as error:
+        print(f"python -m eval: {error}; nothing was played", file=sys.stderr)
+        return WRITE_FAILED_EXIT
     try:
         result = play_plan(plan, not args.no_progress, finished=finished, on_task=journal.add)
+    except JournalWriteError as error:
+        print(
+            f"\npython -m eval: {error}; the evaluation stopped. The boards the journal holds are kept: once "
+            "it can be written, the same command with --resume plays only the rest",
+            file=sys.stderr,
+        )
+        return WRITE_FAILED_EXIT
     except EvaluationStopped as stopped:
         if stopped.partial is None:
             journal.remove()
-            for folder in created:
-                folder.rmdir()
-            print(f"\npython -m eval: {stop_name(stopped.stop)}; nothing was written to {args.out}", file=sys.stderr)
-            return exit_code(stopped.stop)
+            raise
         print(format_report(stopped.partial))
         code = _write(stopped.partial, args.out)
         print(
@@ -206,19 +277,21 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _journal_to_continue(journal: Journal, args: argparse.Namespace) -> Finished:
     """The boards finished before that this run goes on from ({} for a fresh start); a
-    JournalError when an interrupted evaluation would otherwise be lost or mixed in."""
+    JournalError when an interrupted evaluation would otherwise be lost or mixed in, or its
+    journal does not fit this evaluation (JournalWriteError: its cut last line cannot be removed)."""
     from .journal import JournalError
 
     if args.restart or not journal.exists():
         if args.resume:
             raise JournalError(f"--resume: {args.out} holds no interrupted evaluation to go on with")
         return {}
-    finished = journal.load()  # a JournalError if it is another evaluation's
+    finished = journal.load()  # a JournalError if it is another evaluation's, or does not fit the plan
     if not args.resume:
         raise JournalError(
             f"{args.out} holds an interrupted evaluation of these boards ({len(finished):,} board pairs done): "
             "add --resume to go on with it, or --restart to start it again"
         )
+    journal.drop_torn_tail()
     return finished
 
 

@@ -24,6 +24,13 @@ from .stats import BOOTSTRAP_RESAMPLES, bootstrap_bradley_terry
 
 MIN_BOTS_FOR_RATINGS = 3
 BOOTSTRAP_STREAM = 1  # bootstrap generator: SeedSequence([EVAL_NAMESPACE, BOOTSTRAP_STREAM, first_board, boards])
+# The largest evaluation that runs: every board pair's record is held in memory until the end
+# (about 3 KB each, so 3 GB at this cap), and its tasks are all made at the start.
+MAX_BOARD_PAIRS = 1_000_000  # boards x pairs
+MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
+WORKERS_PER_CORE = 4  # more workers than cores only share them, and each holds its own bots in memory
+MAX_BOOTSTRAP = 10**6
+MAX_BOOTSTRAP_CELLS = 10**7  # resamples x bots**2: the rating bootstrap holds a few float64 arrays of this size
 
 
 def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
@@ -35,10 +42,30 @@ def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
     return Rules.from_kwargs(**dict(rules))
 
 
-def _check_count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+def max_workers() -> int:
+    """The most worker processes an evaluation starts on this machine."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+def _check_count(name: str, value: Any, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in {minimum:,}..{maximum:,}, got {value!r}")
     return int(value)
+
+
+def _check_size(n_bots: int, boards: int, bootstrap: int) -> None:
+    """Refuse an evaluation too large to hold in memory (module constants say why)."""
+    n_pairs = n_bots * (n_bots - 1) // 2
+    if n_pairs * boards > MAX_BOARD_PAIRS:
+        raise ValueError(
+            f"{n_bots} bots on {boards:,} boards make {n_pairs * boards:,} board pairs, more than the "
+            f"{MAX_BOARD_PAIRS:,} an evaluation holds in memory: evaluate fewer boards or bots at a time"
+        )
+    if n_bots >= MIN_BOTS_FOR_RATINGS and bootstrap * n_bots**2 > MAX_BOOTSTRAP_CELLS:
+        raise ValueError(
+            f"bootstrap {bootstrap:,} with {n_bots} bots is too large: the ratings' bootstrap needs resamples "
+            f"x bots**2 <= {MAX_BOOTSTRAP_CELLS:,} (here at most {MAX_BOOTSTRAP_CELLS // n_bots**2:,} resamples)"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,15 +93,17 @@ def plan_round_robin(
 ) -> Plan:
     """Validate the arguments of :func:`round_robin` (building each bot once); nothing is played.
 
-    Raises ValueError (unknown bot, bad rule, fewer than 2 bots, counts out of range), TypeError
-    (not a bot) or FileNotFoundError (missing checkpoint).
+    Raises ValueError (unknown bot, bad rule, bad bot option, fewer than 2 bots, counts out of
+    range or too large together: see the module's MAX_* constants), TypeError (not a bot) or
+    FileNotFoundError (missing checkpoint).
     """
     if len(bots) < 2:
         raise ValueError(f"need at least 2 bots to compare, got {len(bots)}")
-    boards = _check_count("boards", boards, 1)
-    first_board = _check_count("first_board", first_board, 0)
-    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1)
-    bootstrap = _check_count("bootstrap", bootstrap, 1)
+    boards = _check_count("boards", boards, 1, MAX_BOARD_PAIRS)
+    first_board = _check_count("first_board", first_board, 0, MAX_FIRST_BOARD)
+    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1, max_workers())
+    bootstrap = _check_count("bootstrap", bootstrap, 1, MAX_BOOTSTRAP)
+    _check_size(len(bots), boards, bootstrap)
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
     rules = make_rules(rules)
@@ -118,11 +147,14 @@ def play_plan(
     """Play every pair of ``plan`` on its boards and compute the statistics.
 
     ``on_progress(k)`` hears of every ``k`` boards finished; ``finished``: records of boards
-    played before (by (pair index, board)), not played again; ``on_task(pair, records)`` hears
-    of the records of each task as it finishes. A Ctrl-C or SIGTERM raises
-    :class:`EvaluationStopped` with the results of the boards finished so far.
+    played before (by (pair index, board) of the plan, else ValueError), not played again;
+    ``on_task(pair, records)`` hears of the records of each task as it finishes. A Ctrl-C or
+    SIGTERM raises :class:`EvaluationStopped` with the results of the boards finished so far.
     """
     finished = dict(finished or {})
+    for (pair, board), record in finished.items():
+        if pair not in range(len(plan.pairs)) or board not in plan.boards or record.board != board:
+            raise ValueError(f"finished: ({pair!r}, {board!r}) is not a (pair, board) of the plan with its record")
     hooks = [on_progress] if on_progress else []
     bar = None
     if progress:

@@ -24,7 +24,7 @@ from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
 
 from .boards import MATCHES_PER_BOARD, Board
-from .play import _AWARD_INDEX, _DECISION_INDEX, LOSS, N_SIDES, TIE, WIN, BoardRecord, MatchRecord
+from .play import _AWARD_INDEX, _DECISION_INDEX, N_SIDES, BoardRecord, MatchRecord, outcome
 
 BotFactory = Callable[[], Bot]
 # event code -> index in the record's award / decision tuples (-1: not one)
@@ -105,7 +105,6 @@ def _record(scores: np.ndarray, deals: int, arena: Arena, tally: _Tally, t: int)
     """Table ``t``'s match as the pair sees it (as :func:`eval.play.match_record` reads a game)."""
     a_team = int(tally.a_team[t])
     points = (int(scores[a_team]), int(scores[1 - a_team]))
-    a_score = WIN if points[0] > points[1] else LOSS if points[0] < points[1] else TIE
     side_of_seat = [int(seat % 2 != a_team) for seat in range(N_SEATS)]
     think, moves = [0.0, 0.0], [0, 0]
     for seat in range(N_SEATS):
@@ -113,7 +112,7 @@ def _record(scores: np.ndarray, deals: int, arena: Arena, tally: _Tally, t: int)
         moves[side_of_seat[seat]] += int(arena.moves[t, seat])
     return MatchRecord(
         a_team=a_team,
-        a_score=a_score,
+        a_score=outcome(points),
         points=points,
         deals=deals,
         awards=tuple(tuple(int(x) for x in tally.awards[t, side]) for side in range(N_SIDES)),

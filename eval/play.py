@@ -10,8 +10,10 @@ analyses that need more than the record.
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agents import Bot
 from allfours_env.match import DecisionHook, EventHook, Match
@@ -30,6 +32,15 @@ _AWARD_INDEX = {kind: i for i, kind in enumerate(AWARD_KINDS)}
 _DECISION_INDEX = {kind: i for i, kind in enumerate(DECISION_KINDS)}
 # Score of one match for A: win, tie (deal episodes only: equal points), loss.
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
+# Bounds of a record read back (from_json): far above any real match (scores stay under a few
+# million points, rules.MAX_POINTS), and small enough that every sum over boards stays exact.
+MAX_COUNT = 2**53
+MAX_SECONDS = 1e9  # a bot's thinking time in one match: 30 years
+
+
+def outcome(points: Sequence[int]) -> float:
+    """A's score of a match in which A's team scored ``points[0]`` and B's ``points[1]``."""
+    return WIN if points[SIDE_A] > points[SIDE_B] else LOSS if points[SIDE_A] < points[SIDE_B] else TIE
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,34 @@ class MatchRecord:
     think_seconds: tuple[float, float] = field(default=(0.0, 0.0), compare=False)
     moves: tuple[int, int] = field(default=(0, 0), compare=False)
 
+    @classmethod
+    def from_json(cls, data: Any, a_team: int) -> MatchRecord:
+        """The match with A on team ``a_team`` from JSON-decoded ``to_json`` data; a ValueError
+        naming the first field out of shape or range, or disagreeing with the others."""
+        data = _fields(data, cls, "a match")
+        if data["a_team"] != a_team or isinstance(data["a_team"], bool):
+            raise ValueError(f"a_team must be {a_team} (the match's place on its board), got {_show(data['a_team'])}")
+        points = _counts(data["points"], N_SIDES, "points")
+        awards = _side_counts(data, "awards", len(AWARD_KINDS))
+        for side in range(N_SIDES):
+            if sum(awards[side]) != points[side]:
+                raise ValueError(f"awards[{side}] add up to {sum(awards[side])}, not to points[{side}] {points[side]}")
+        if _number(data["a_score"], "a_score") != outcome(points):
+            raise ValueError(f"a_score must be {outcome(points)} for points {list(points)}, got {data['a_score']}")
+        if _count(data["deals"], "deals") < 1:
+            raise ValueError("deals must be at least 1, got 0")
+        think = "think_seconds"
+        return cls(
+            a_team=a_team,
+            a_score=outcome(points),
+            points=points,
+            deals=data["deals"],
+            awards=awards,
+            decisions=_side_counts(data, "decisions", len(DECISION_KINDS)),
+            think_seconds=tuple(_number(t, "think_seconds", MAX_SECONDS) for t in _pair(data[think], think)),
+            moves=_counts(data["moves"], N_SIDES, "moves"),
+        )
+
 
 @dataclass(frozen=True)
 class BoardRecord:
@@ -64,14 +103,22 @@ class BoardRecord:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> BoardRecord:
-        """The record :meth:`to_json` gave; a KeyError, TypeError or ValueError if it is not one."""
-
-        def tuples(value: object) -> object:
-            return tuple(tuples(v) for v in value) if isinstance(value, list) else value
-
-        matches = tuple(MatchRecord(**{k: tuples(v) for k, v in m.items()}) for m in data["matches"])
-        return cls(int(data["board"]), matches)
+    def from_json(cls, data: Any) -> BoardRecord:
+        """The record :meth:`to_json` gave (JSON-decoded), checked whole: every field's shape,
+        type and range, and each match against itself (its awards add up to its points, its
+        score follows from them). A ValueError naming the board and what is wrong if it is not one."""
+        data = _fields(data, cls, "a board record")
+        board = _count(data["board"], "board")
+        matches = data["matches"]
+        if not isinstance(matches, list) or len(matches) != MATCHES_PER_BOARD:
+            raise ValueError(f"board {board}: matches must be a list of {MATCHES_PER_BOARD}, got {_show(matches)}")
+        checked = []
+        for a_team, match in enumerate(matches):
+            try:
+                checked.append(MatchRecord.from_json(match, a_team))
+            except ValueError as err:
+                raise ValueError(f"board {board}, match {a_team}: {err}") from None
+        return cls(board, tuple(checked))
 
     @property
     def score(self) -> float:
@@ -104,10 +151,9 @@ def match_record(game: Game, a_team: int, match: Match | None = None) -> MatchRe
     # The match winner always has more points (it reached the target, the other did not), so
     # comparing points scores matches and single deals alike.
     points = (game.scores[a_team], game.scores[1 - a_team])
-    a_score = WIN if points[SIDE_A] > points[SIDE_B] else LOSS if points[SIDE_A] < points[SIDE_B] else TIE
     return MatchRecord(
         a_team=a_team,
-        a_score=a_score,
+        a_score=outcome(points),
         points=points,
         deals=game.deal_number,
         awards=(tuple(awards[SIDE_A]), tuple(awards[SIDE_B])),
@@ -153,3 +199,51 @@ def play_board(
         match.run()
         matches.append(match_record(game, a_team, match))
     return BoardRecord(board.board, tuple(matches))
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 2, 40, 40, 40
+
+
+def _show(value: Any) -> str:
+    """``value`` for a message, cut short (a hostile file may hold megabytes, or deep nesting)."""
+    return _SHORT.repr(value)
+
+
+def _fields(data: Any, kind: type, what: str) -> dict[str, Any]:
+    """``data`` as the dict of exactly the fields of the dataclass ``kind``."""
+    names = [f.name for f in dataclasses.fields(kind)]
+    if not isinstance(data, dict) or sorted(data) != sorted(names):
+        keys = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{what} must be an object with the keys {names}, got {_show(keys)}")
+    return data
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{what} must be an integer in 0..{MAX_COUNT:,}, got {_show(value)}")
+    return value
+
+
+def _number(value: Any, what: str, limit: float = 1.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= limit:
+        raise ValueError(f"{what} must be a number in 0..{limit:g}, got {_show(value)}")
+    return float(value)
+
+
+def _pair(value: Any, what: str) -> list:
+    """``value`` as a list of one item per side."""
+    if not isinstance(value, list) or len(value) != N_SIDES:
+        raise ValueError(f"{what} must be a list of {N_SIDES} (one per side), got {_show(value)}")
+    return value
+
+
+def _counts(value: Any, length: int, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) != length:
+        raise ValueError(f"{what} must be a list of {length} integers, got {_show(value)}")
+    return tuple(_count(v, f"{what}[{i}]") for i, v in enumerate(value))
+
+
+def _side_counts(data: dict[str, Any], key: str, length: int) -> tuple[tuple[int, ...], ...]:
+    """``data[key]``: per side, a list of ``length`` counts."""
+    return tuple(_counts(v, length, f"{key}[{side}]") for side, v in enumerate(_pair(data[key], key)))

@@ -78,6 +78,8 @@ def _missing_runs(boards: range, done: list[int]) -> Iterator[range]:
     """The runs of consecutive boards of ``boards`` that are not in the sorted list ``done``."""
     start = boards.start
     for board in done:
+        if board >= boards.stop:
+            break
         if board > start:
             yield range(start, board)
         start = max(start, board + 1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import time
 import warnings
 
 import numpy as np
@@ -178,6 +180,16 @@ def test_library_errors():
         ev.evaluate("random", "missing/policy.zip", boards=1)
     with pytest.raises(ValueError, match="boards"):
         ev.evaluate("random", "random", boards=0)
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=r"boards must be an integer in 1..1,000,000, got 1000000000000"):
+        ev.evaluate("random", "random", boards=10**12)
+    with pytest.raises(ValueError, match=f"workers must be an integer in 1..{4 * (os.cpu_count() or 1):,}, got 1000000"):
+        ev.evaluate("random", "random", boards=1, workers=10**6)
+    with pytest.raises(ValueError, match="first_board must be an integer in 0..4,611,686,018,427,387,904"):
+        ev.evaluate("random", "random", boards=1, first_board=2**70)
+    with pytest.raises(ValueError, match="worlds must be an integer 1..4,096"):
+        ev.evaluate("random", "search:worlds=100000000,ms=0", boards=1)
+    assert time.monotonic() - started < 5  # refused before any work
     with pytest.raises(ValueError, match="at least 2 bots"):
         ev.round_robin(["random"], boards=1)
     with pytest.raises(TypeError):
@@ -196,10 +208,19 @@ def test_library_errors():
         (["random", "random", "--rule", "target_score=abc"], "target_score"),
         (["random", "random", "--rule", "no_such_rule=1"], "unknown rule"),
         (["random", "random", "--rule", "undertrump"], "KEY=VALUE"),
-        (["random", "random", "--boards", "0"], "must be in 1..1,000,000,000, got 0"),
-        (["random", "random", "--boards", "99999999999999999999999"], "must be in 1..1,000,000,000"),
+        (["random", "random", "--boards", "0"], "must be in 1..1,000,000, got 0"),
+        (["random", "random", "--boards", "99999999999999999999999"], "must be in 1..1,000,000"),
+        (["random", "random", "--boards", str(10**12)], "must be in 1..1,000,000"),
+        (["random", "random", "--boards", "9" * 5000], "expected an integer"),
+        (["random", "random", "expert", "--boards", "400000"], "1,200,000 board pairs, more than the 1,000,000"),
+        (["random", "search:worlds=100000000,ms=0", "--boards", "1"], "worlds must be an integer 1..4,096"),
+        (["random", "search:ms=100000000", "--boards", "1"], "ms must be"),
+        ([*["random"] * 11, "--boards", "1", "--bootstrap", "100000"], "(here at most 82,644 resamples)"),
         (["random", "random", "--seed", str(2**70)], "must be in 0..4,611,686,018,427,387,904"),
-        (["random", "random", "--workers", "0"], "must be in 1..1,024, got 0"),
+        (["random", "random", "--workers", "0"], f"must be in 1..{4 * (os.cpu_count() or 1):,}, got 0"),
+        (["random", "random", "--workers", str(4 * (os.cpu_count() or 1) + 1)], "must be in 1.."),
+        ([*["random"] * 4, "--boards", "2000", "--logs", "/proc/eval-logs", "--log-boards", "2000"],
+         "--logs would log 12,000 boards"),
         (["random", "random", "--bootstrap", "0"], "must be in 1..1,000,000"),
     ],
 )

@@ -251,6 +251,37 @@ def test_an_interrupted_eval_keeps_its_boards_and_resumes_to_the_same_result(tmp
     assert not journal.exists()
 
 
+@linux_only
+def test_a_second_eval_on_a_used_folder_is_refused_even_with_restart(tmp_path, capsys):
+    """Issue 40, item 4: a second evaluation told to ``--restart`` on a folder in use ran beside
+    the first, and their boards mixed. Now it is refused while the first runs, whatever its flags."""
+    out, journal = tmp_path / "out", tmp_path / "out" / ".eval-journal.jsonl"
+    first = start([*LONG_EVAL[:-3], "--workers", "1", "--no-progress", "--out", str(out)])
+    try:
+        wait_for(lambda: journal.is_file() and len(journal.read_text().splitlines()) >= 2 or first.poll() is not None,
+                 STARTUP_SECONDS, "the first evaluation's first boards")  # fmt: skip
+        head = journal.read_text().splitlines()[0]
+        second = ["random", "rule_based", "--boards", "20"]
+        for flags in (["--restart"], ["--resume"], []):
+            with pytest.raises(SystemExit) as exit_info:
+                eval_main([*second, "--out", str(out), *flags])
+            err = capsys.readouterr().err
+            assert exit_info.value.code == 2, err
+            assert f"{out} is in use by another evaluation (process {first.pid}); wait for it to end, or pick " \
+                   "another --out" in err  # fmt: skip
+        assert first.poll() is None  # it ran all along, alone: its journal is its own
+        lines = journal.read_text().splitlines()
+        assert lines[0] == head and all(line.startswith('{"pair":') for line in lines[1:])
+    finally:
+        first.kill()  # kill -9: its lock file stays, and its lock ends with it
+        first.communicate(timeout=30)
+    assert eval_main([*second, "--out", str(out), "--restart"]) == 0
+    assert f"took over the lock of process {first.pid}, which no longer runs" in capsys.readouterr().err
+    assert eval_main([*second, "--out", str(tmp_path / "clean")]) == 0  # the same evaluation in a fresh folder
+    assert comparable(out) == comparable(tmp_path / "clean")  # nothing of the first mixed in
+    assert sorted(p.name for p in out.iterdir()) == ["bots.csv", "crosstable.png", "pairs.csv", "results.json"]
+
+
 def _frame() -> object:
     return sys._getframe()
 

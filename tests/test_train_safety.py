@@ -19,11 +19,11 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
+from eval.run_lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, load_state  # noqa: E402
 from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
-from train.lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 
 TINY = {
     "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,

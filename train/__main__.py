@@ -52,10 +52,11 @@ def _main(argv: list[str]) -> int:
 
         return rllib_main(argv)
 
+    from eval.run_lock import RunInUseError
+
     from .checkpoints import ResumeError, candidates, saved_config_file
     from .cli import add_run_arguments, rule_options
     from .config import DEFAULT_CONFIG, ConfigError, check_memory, load_config, run_folder
-    from .lock import RunInUseError
     from .progress import Progress
     from .run_folder import hold_run
 

@@ -13,10 +13,11 @@ import argparse
 import dataclasses
 import sys
 
+from eval.run_lock import RunInUseError
+
 from ..checkpoints import ResumeError, saved_config_file
 from ..cli import add_run_arguments, rule_options
 from ..config import ConfigError
-from ..lock import RunInUseError
 from .cluster import ADDRESS_ENV, ClusterError
 from .config import RLLIB_CONFIG, load_rllib_config
 

@@ -1,7 +1,7 @@
 """Training on Ray RLlib, top to bottom.
 
 1. Read the config; create (or, with ``resume``, reopen) ``<output_dir>/<run_name>/`` and lock it
-   (:mod:`train.lock`). A resumed run keeps its saved config (only ``total_steps`` may change,
+   (:mod:`eval.run_lock`). A resumed run keeps its saved config (only ``total_steps`` may change,
    when asked explicitly) and restarts from its newest intact checkpoint.
 2. Start Ray (:mod:`.cluster`): locally, or on the cluster at ``--address`` / ``$RAY_ADDRESS``.
 3. Build PPO: ``num_env_runners`` env runners (one CPU each; Ray places them on the cluster's

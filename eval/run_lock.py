@@ -1,8 +1,10 @@
-"""One training per run folder: an exclusive lock on ``<run>/.lock``, held while training.
+"""One run per folder: an exclusive lock on ``<folder>/.lock``, held while a command works there.
 
-The lock is the kernel's (``flock``), so it ends with the process that holds it, however that
-process ends; the file keeps the holder's process id for the messages. A lock file left by a
-process that no longer runs is simply taken over.
+``python -m train`` holds it on its run folder, ``python -m eval`` on its ``--out`` folder, so a
+second command on the same folder is refused at once instead of running beside the first and
+mixing its files in. The lock is the kernel's (``flock``), so it ends with the process that holds
+it, however that process ends; the file keeps the holder's process id for the messages. A lock
+file left by a process that no longer runs is simply taken over.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ LOCK_FILE = ".lock"
 
 
 class RunInUseError(RuntimeError):
-    """Another process is training in this run folder."""
+    """Another process works in this folder."""
 
 
 class RunLock:
-    """``with RunLock(run_dir) as lock:`` trains alone in ``run_dir``; ``lock.stale_pid`` names a
-    dead process whose lock file was taken over (None if there was none)."""
+    """``with RunLock(run_dir) as lock:`` works alone in ``run_dir``; ``lock.stale_pid`` names a
+    dead process whose lock file was taken over (None if there was none). The refusal names the
+    holder as ``another {work}`` and ends with ``way_out``; the defaults word it for train."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, work: str = "training", way_out: str = "pick another --run-name"):
         self.path = run_dir / LOCK_FILE
+        self.work = work
+        self.way_out = way_out
         self.stale_pid: int | None = None
         self._fd: int | None = None
 
@@ -36,8 +41,8 @@ class RunLock:
                 holder = _read_pid(fd)
                 os.close(fd)
                 raise RunInUseError(
-                    f"{self.path.parent} is in use by another training (process {holder or 'unknown'}); "
-                    "wait for it to end, or pick another --run-name"
+                    f"{self.path.parent} is in use by another {self.work} (process {holder or 'unknown'}); "
+                    f"wait for it to end, or {self.way_out}"
                 ) from None
             if _same_file(fd, self.path):  # not a file its last holder removed meanwhile
                 break
