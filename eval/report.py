@@ -232,16 +232,14 @@ def _stats_row(name: str, opponent: str, s: BotStats) -> list[Any]:
 
 def _plot_writer(result: TournamentResult) -> Callable[[IO[bytes]], None]:
     def write(f: IO[bytes]) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
         import numpy as np
+        from matplotlib.figure import Figure  # no pyplot, no backend: a notebook's stays as it was
 
         table = np.array(result.cross_table, dtype=float)
         k = len(result.bots)
         size = PLOT_MARGIN_INCHES + PLOT_CELL_INCHES * k
-        fig, ax = plt.subplots(figsize=(size, size * 0.85))
+        fig = Figure(figsize=(size, size * 0.85))
+        ax = fig.subplots()
         image = ax.imshow(np.ma.masked_invalid(table), cmap="RdBu", vmin=0.0, vmax=1.0)
         ax.set_xticks(range(k), result.bots, rotation=30, ha="right")
         ax.set_yticks(range(k), result.bots)
@@ -255,7 +253,6 @@ def _plot_writer(result: TournamentResult) -> Callable[[IO[bytes]], None]:
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         # "tight": the picture grows to hold every label, however long a bot's spec is
         fig.savefig(f, format="png", dpi=PLOT_DPI, bbox_inches="tight")
-        plt.close(fig)
 
     return write
 

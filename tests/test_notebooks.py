@@ -81,3 +81,7 @@ def test_notebook_runs_with_small_budgets(path, tmp_path, monkeypatch):
     client.execute(cleanup_kc=True)
     errors = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "error"]
     assert not errors
+    # Every plot is shown: nothing the notebook runs (training, evaluation) switched its backend.
+    plots = [cell for cell in nb.cells if cell.cell_type == "code" and "plt.show()" in cell.source]
+    blank = [i for i, cell in enumerate(plots) if not any("image/png" in o.get("data", {}) for o in cell.outputs)]
+    assert plots and not blank, f"{path.name}: plot cells {blank} (of {len(plots)}) show no image"

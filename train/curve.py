@@ -40,10 +40,7 @@ def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[object
 
 def picture(evaluations: Sequence[Evaluation], title: str, first_axis: str = "PPO steps") -> bytes:
     """Two panels, win rate against ``first_axis`` (each row's first item) and against minutes (its second)."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, no display
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # a Figure draws to a file with no backend: a notebook's stays as it was
 
     figure = Figure(figsize=(10, 4), dpi=100)
     axes = figure.subplots(1, 2, sharey=True)
