@@ -354,7 +354,7 @@ class raw_env(AECEnv):
         if seat is None:
             seat = game.current if game.current >= 0 else 0
         if game.phase == MATCH_OVER:
-            status = f"Match over: team {game.winner} wins {game.scores[0]}-{game.scores[1]}"
+            status = f"Match over: team {game.winner} wins {game.scores[game.winner]}-{game.scores[1 - game.winner]}"
         elif game.phase == DEAL_OVER:
             status = f"Deal over: score {game.scores[0]}-{game.scores[1]}"
         else:

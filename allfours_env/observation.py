@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .actions import N_ACTIONS
-from .cards import N_CARDS, N_SEATS, N_SUITS, TOTAL_GAME_VALUE, cards_of, make_card, rank_of, suit_of
+from .cards import (
+    N_CARDS, N_SEATS, N_SUITS, SUIT_NAMES, TOTAL_GAME_VALUE, card_text, cards_of, make_card, rank_of, suit_of,
+)
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -248,6 +250,29 @@ class View:
     target: int
     game_points: tuple[int, int]
     rules: Rules  # the play and scoring keys; first_dealer and deal_batch at their defaults
+
+    def __str__(self) -> str:
+        """The view in words and card names (``repr`` shows the fields); seats relative to the observer."""
+        seats = ("you", "next", "partner", "previous")
+
+        def names(cards: list[int]) -> str:
+            return " ".join(map(card_text, cards)) or "-"
+
+        lead = f", {seats[self.leader]} to lead the trick" if self.leader is not None and not self.table else ""
+        decided = [name for name, done in (("stood", self.stood), ("begged", self.begged),
+                                           ("gave one", self.gave_one), ("ran the pack", self.ran)) if done]  # fmt: skip
+        return "\n".join([
+            f"phase {self.phase}: dealer {seats[self.dealer]}, beggar {seats[self.beggar]}{lead}",
+            f"hand {names(self.hand)}",
+            f"kick {names([] if self.kick is None else [self.kick])}, set aside {names(self.kicks_aside)}, "
+            f"trump {'not fixed' if self.trump is None else SUIT_NAMES[self.trump]}; {', '.join(decided) or 'no decision'}",
+            "trick " + (", ".join(f"{seats[s]} {card_text(c)}" for s, c in self.trick_order) or "-"),
+            "played " + "; ".join(f"{seats[r]} {names(cards)}" for r, cards in enumerate(self.played)),
+            f"won: own team {names(self.won[0])}; other team {names(self.won[1])}",
+            f"score {self.scores[0]}-{self.scores[1]} (own team first) of {self.target}; "
+            f"Game points {self.game_points[0]}-{self.game_points[1]}",
+            f"rules: {self.rules.changed() or 'the defaults'}",
+        ])  # fmt: skip
 
     @property
     def hand(self) -> list[int]:

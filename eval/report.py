@@ -119,10 +119,10 @@ def format_report(result: TournamentResult) -> str:
             left=2,
         ),
         "",
-        "Per bot over all its pairs: share of each award's points won by its team;"
-        " beg rate (as beggar), give-one and run rates (as dealer, when begged); ms a decision (time in act)",
+        "Per bot over all its pairs: share of each award's points won by its team (kick .. game);"
+        " how often it begged (as beggar), gave one and ran (as dealer, when begged); ms a decision (time in act)",
         format_table(
-            ["bot", *AWARD_HEADERS.values(), "beg", "give1", "run", "ms"],
+            ["bot", *AWARD_HEADERS.values(), "begged", "gave", "ran", "ms"],
             [_bot_row(name, stats) for name, stats in result.bot_stats().items()],
         ),
     ]

@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, seed_test
 
 import allfours_env
 from allfours_env import decode, parse_card
-from allfours_env.cards import cards_of, team_of
+from allfours_env.cards import cards_of, cards_text, team_of
 from allfours_env.engine import AWARD_KINDS, PLAY, Game
 from allfours_env.observation import LAYOUT, OBS_SIZE, STATE_SIZE, encode, layout_table
 from tests.deck_builder import build_deck
@@ -248,6 +248,17 @@ def test_observation_decodes_to_the_game_state():
         assert [[((seat + r) % 4, c) for r, c in trick] for trick in view.tricks] == tricks_of_deal(game)
         legal = np.flatnonzero(obs["action_mask"])
         env.step(int(legal[picker.integers(len(legal))]))
+
+
+def test_a_printed_view_names_the_cards():
+    env = allfours_env.env(target_score=7)
+    env.reset(seed=3)
+    for _ in range(9):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    seat = env.unwrapped.game.current
+    text = str(decode(env.observe(f"player_{seat}")))
+    assert f"hand {cards_text(env.unwrapped.game.hands[seat])}\n" in text
+    assert "bits" not in text and "rules: {'target_score': 7}" in text
 
 
 def tricks_of_deal(game: Game) -> list[list[tuple[int, int]]]:
