@@ -8,7 +8,8 @@ or a menu number; anything illegal or unreadable is refused with a message and a
 ``help`` explains the answers, ``rules`` lists the rule variant in play; ``q``/``quit``, end of
 input or Ctrl-C leave at any time with exit code 0.
 
-``--watch`` lets four bots play with the same narration; ``--save match.gif`` (Pillow) or
+``--watch`` lets four bots play with the same narration, at a pace a person can follow on a
+terminal (``--pace SECONDS`` before each decision); ``--save match.gif`` (Pillow) or
 ``match.mp4`` (needs imageio with its ffmpeg plugin) also records a picture of the table, from
 ``--seat``'s side, at every decision. ``--log match.json`` writes the match log (decks, first
 dealer, every action: :mod:`agents.match_log`, docs/match_log.md) when the match ends or you
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,8 @@ InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
 
 DEFAULT_BOT = "rule_based"
+WATCH_PACE = 0.6  # seconds before each decision of a watched match, on a terminal
+MAX_PACE = 60.0
 SEED_RANGE = 1_000_000  # a seed is drawn from 0..SEED_RANGE-1 when none is given
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
@@ -256,11 +261,13 @@ def watch(
     on_frame: Callable[[np.ndarray], None] | None = None,
     viewer: int = 0,
     log: Path | None = None,
+    pace: float = 0.0,
 ) -> int:
     """Let ``bots[s]`` play seat ``s`` with the narration; the exit code.
 
     ``on_frame``, if given, receives a picture (uint8[720, 960, 3]) of the table as ``viewer``
-    sees it before every decision and once at the end; ``log``: write the match log there at the end.
+    sees it before every decision and once at the end; ``log``: write the match log there at the
+    end; ``pace``: seconds to wait before each decision, so that a person can follow the match.
     """
     game = new_game(seed, rules)
     for seat, bot in enumerate(bots):
@@ -268,12 +275,14 @@ def watch(
     output_fn(f"All Fours to {game.rules.target_score}, seed {seed}. Watching four bots:")
     output_fn("  ".join(f"player_{s}: {bot.name}" for s, bot in enumerate(bots)) + ".")
 
-    def record(decision: Decision) -> None:
-        on_frame(picture(decision.game, viewer, f"player_{decision.seat} to act"))
+    def before(decision: Decision) -> None:
+        if on_frame:
+            on_frame(picture(decision.game, viewer, f"player_{decision.seat} to act"))
+        time.sleep(pace)
 
     recorder = Recorder(game, then=Narrator(output_fn))
     players = [bot.name for bot in bots]
-    match = Match(game, bots, on_decision=record if on_frame else None, on_event=recorder)
+    match = Match(game, bots, on_decision=before if on_frame or pace else None, on_event=recorder)
     try:
         match.run()
     except KeyboardInterrupt:
@@ -388,6 +397,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument("--watch", action="store_true", help="watch four bots play (your seat too: --bot)")
     parser.add_argument(
+        "--pace", type=float, default=None, metavar="SECONDS",
+        help=f"with --watch, seconds before each decision (default {WATCH_PACE} on a terminal, 0 when the output "
+        "goes to a file or a pipe, or with --save)",
+    )  # fmt: skip
+    parser.add_argument(
         "--bot", default=DEFAULT_BOT, metavar="BOT", help=f"with --watch, the bot in your seat (default {DEFAULT_BOT})"
     )
     parser.add_argument(
@@ -410,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--seed must be 0 or more, got {args.seed}")
     if args.save and not args.watch:
         parser.error("--save records a watched match: add --watch")
+    if args.pace is not None and not (args.watch and math.isfinite(args.pace) and 0 <= args.pace <= MAX_PACE):
+        parser.error(f"--pace goes with --watch and is 0..{MAX_PACE:g} seconds, got {args.pace}")
     if not args.watch and (sys.stdin is None or sys.stdin.closed):
         parser.error("standard input is closed: play reads your moves from it (or use --watch to watch bots)")
     try:
@@ -425,7 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.watch:
             return play(input, print, args.seat, bots, seed, rules, log)
         on_frame = recording.add if recording else None
-        code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, viewer=args.seat, log=log)
+        pace = args.pace if args.pace is not None else WATCH_PACE if sys.stdout.isatty() and not recording else 0.0
+        code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, args.seat, log, pace)
         if recording:
             try:
                 recording.save()

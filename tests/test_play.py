@@ -264,6 +264,15 @@ def test_watch_narrates_four_bots_to_the_result():
     assert again == lines
 
 
+def test_watch_waits_its_pace_before_each_decision(monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr("agents.play.time.sleep", waits.append)
+    lines: list[str] = []
+    watch(lines.append, [agents.make("random") for _ in range(4)], 3, SHORT, pace=0.25)
+    decisions = sum(1 for line in lines if re.match(r"  player_\d (plays|stands|begs|gives|runs)", line))
+    assert waits == [0.25] * len(waits) and len(waits) >= decisions > 10
+
+
 def test_watch_saves_a_gif_with_a_frame_per_decision(tmp_path, capsys):
     PIL = pytest.importorskip("PIL.Image")
     path = tmp_path / "match.gif"
@@ -281,6 +290,8 @@ def test_watch_saves_a_gif_with_a_frame_per_decision(tmp_path, capsys):
         (["--watch", "--save", "m.png"], "--save takes a .gif or .mp4"),
         (["--watch", "--save", "/no/such/folder/m.gif"], "does not exist"),
         (["--watch", "--bot", "nobody"], "unknown bot 'nobody'"),
+        (["--pace", "1"], "--pace goes with --watch"),
+        (["--watch", "--pace", "nan"], "--pace goes with --watch and is 0..60 seconds"),
     ],
 )
 def test_bad_watch_options_exit_2(argv, message, capsys):
