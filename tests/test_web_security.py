@@ -38,7 +38,7 @@ from allfours_env.engine import Game
 from allfours_env.match import Match
 from allfours_env.rules import Rules
 
-RULES = {"target_score": 3}
+RULES = {"target_score": 5}  # (above a kick's 3 points: a match is never over as it is dealt)
 JSON = {"content-type": "application/json"}
 DIGITS = re.compile(r"\d+(?:\.\d+)?")
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
