@@ -14,7 +14,10 @@ That is all the engine needs: :func:`replay` builds an :class:`allfours_env.engi
 rules, the decks and the dealer, applies every action (the engine checks each one) and compares
 the end with ``result``. A log that does not replay (an illegal action, a missing or unused deck,
 a result that differs, a field of the wrong type) is a :class:`MatchLogError` that says what was
-wrong, so a tampered log is refused, never half-shown.
+wrong, so a tampered log is refused, never half-shown. ``seed`` is a record of what the match was
+dealt from (0..``MAX_SEED``, the 128 bits the web page draws), not read by the replay. A reader that
+holds logs for others (the web page) passes ``max_actions`` to :func:`loads`: a longer log is
+refused before it is replayed, so its memory and time stay bounded.
 
 Writers: :class:`Recorder` is an ``on_event`` hook of :class:`allfours_env.match.Match` that keeps each
 deal's deck and every action as the match is played (``python -m agents.play --log``, ``python -m
@@ -59,6 +62,7 @@ from . import atomic_file
 FORMAT = "allfours-match-log"
 VERSION = 1
 MAX_LOG_BYTES = 8 * 1024 * 1024  # a match to 14 is about 3 KB; far longer ones still fit
+MAX_SEED = 2**128 - 1  # the largest seed a log records (numpy takes any size; the web page draws 128 bits)
 # The event each decision leaves in the engine's log (a card leaves a PLAYED event).
 ACTION_OF_EVENT = {STOOD: STAND, BEGGED: BEG, GAVE_ONE: GIVE_ONE, RAN: RUN}
 FIELDS = ("format", "version", "source", "players", "seed", "rules", "episode", "dealer", "decks", "actions", "result")
@@ -131,19 +135,21 @@ class MatchLog:
         dealer = data["dealer"]
         if not _is_int(dealer) or not 0 <= dealer < N_SEATS:
             raise MatchLogError(f"'dealer' (the first dealer) must be a seat 0..3, got {_short(dealer)}")
-        decks = data["decks"]
-        if not isinstance(decks, list) or not decks:
-            raise MatchLogError("'decks' must be a list of the decks the match dealt (at least one)")
-        try:
-            checked = tuple(tuple(check_deck(d, f"'decks'[{i}]")) for i, d in enumerate(decks))
-        except ValueError as error:
-            raise MatchLogError(str(error)) from None
         actions = data["actions"]
         if not isinstance(actions, list):
             raise MatchLogError("'actions' must be a list of action ids 0..55")
         bad = next((i for i, a in enumerate(actions) if not _is_int(a) or not 0 <= a < N_ACTIONS), None)
         if bad is not None:
             raise MatchLogError(f"'actions'[{bad}] is {_short(actions[bad])}; actions are ints 0..55")
+        decks = data["decks"]
+        if not isinstance(decks, list) or not decks:
+            raise MatchLogError("'decks' must be a list of the decks the match dealt (at least one)")
+        if len(decks) > len(actions) + 1:  # a deal after the first begins with an action, and a step deals once
+            raise MatchLogError(f"the log holds {len(decks):,} decks, more than {len(actions):,} actions can deal")
+        try:
+            checked = tuple(tuple(check_deck(d, f"'decks'[{i}]")) for i, d in enumerate(decks))
+        except ValueError as error:
+            raise MatchLogError(str(error)) from None
         result = data["result"]
         scores = result.get("scores") if isinstance(result, dict) else None
         winner = result.get("winner") if isinstance(result, dict) else None
@@ -155,8 +161,8 @@ class MatchLog:
         if not (isinstance(players, list) and len(players) == N_SEATS and all(isinstance(p, str) for p in players)):
             raise MatchLogError("'players' must be a list of four names, seat 0 first")
         seed = data.get("seed")
-        if seed is not None and not _is_int(seed):
-            raise MatchLogError(f"'seed' must be an integer or null, got {_short(seed)}")
+        if seed is not None and not (_is_int(seed) and 0 <= seed <= MAX_SEED):
+            raise MatchLogError(f"'seed' must be null or an integer 0..2**128-1, got {_short(seed)}")
         source = data.get("source", "")
         if not isinstance(source, str):
             raise MatchLogError("'source' must be text")
@@ -278,8 +284,9 @@ class Replay:
         return self._game
 
 
-def loads(text: str | bytes) -> MatchLog:
-    """Read a log from JSON text and check it by replaying it; a MatchLogError says what is wrong."""
+def loads(text: str | bytes, max_actions: int | None = None) -> MatchLog:
+    """Read a log from JSON text and check it by replaying it; a MatchLogError says what is wrong.
+    ``max_actions``: a log of more actions is refused before the replay (None: no limit but the size)."""
     if len(text) > MAX_LOG_BYTES:
         raise MatchLogError(f"a match log is at most {MAX_LOG_BYTES:,} bytes, got {len(text):,}")
     try:
@@ -287,6 +294,8 @@ def loads(text: str | bytes) -> MatchLog:
     except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise MatchLogError(f"a match log is JSON text: {error}") from None
     log = MatchLog.from_json(data)
+    if max_actions is not None and len(log.actions) > max_actions:
+        raise MatchLogError(f"the log holds {len(log.actions):,} actions; at most {max_actions:,} are read here")
     replay(log)
     return log
 

@@ -122,6 +122,7 @@ def test_illegal_and_forged_actions_change_nothing(client):
         ({"action": 99, "step": before["step"]}, 400, "cannot take action"),
         ({"action": min(legal), "step": before["step"] + 1}, 409, "moved on"),
         ({"action": min(legal), "step": "x"}, 400, "step must be"),
+        ({"action": min(legal)}, 400, "step is required"),
     ]
     for body, status, message in cases:
         response = client.post(f"/api/matches/{match_id}/act", json=body)
@@ -129,7 +130,7 @@ def test_illegal_and_forged_actions_change_nothing(client):
         assert message in response.json()["error"]
     assert client.post(f"/api/matches/{match_id}/advance", json={"step": before["step"]}).status_code == 409
     watch = new_match(client, mode="watch")
-    for body, status in (({"open": True, "seat": 7}, 400), ({"since": -1}, 400), ({"step": 5}, 409)):
+    for body, status in (({"open": True, "seat": 7}, 400), ({"since": -1}, 400), ({"step": 5}, 409), ({}, 400)):
         response = client.post(f"/api/matches/{watch['id']}/advance", json=body)
         assert response.status_code == status, body
     assert game_of(client, watch["id"]).events == game_of(client, watch["id"]).events[: watch["event_count"]]
@@ -183,6 +184,13 @@ def test_play_mode_refuses_other_views_and_early_logs(client):
         ({"mode": "watch", "players": BOTS, "rules": {"target_score": 0}}, "target_score"),
         ({"mode": "watch", "players": BOTS, "rules": [1]}, "rules must be"),
         ({"mode": "watch", "players": BOTS, "seed": -1}, "seed must be"),
+        ({"mode": "watch", "players": BOTS, "seed": 2**128}, "seed must be an integer 0..2**128-1"),
+        ({"mode": "watch", "players": BOTS, "seed": str(2**128)}, "seed must be"),
+        ({"mode": "watch", "players": BOTS, "seed": "12a"}, "seed must be"),
+        ({"mode": "watch", "players": BOTS, "seed": 7.0}, "seed must be"),
+        ({"mode": "watch", "players": BOTS, "rules": {"target_score": 101}}, "at most 100 here"),
+        ({"mode": "watch", "players": ["search:ms=0,worlds=8,confirm=2000", *BOTS[1:]]}, "confirm is at most 1024"),
+        ({"mode": "watch", "players": ["search:ms=5000", *BOTS[1:]]}, "ms is at most 2000"),
     ],
 )
 def test_bad_new_match_refused(client, body, message):
@@ -230,7 +238,8 @@ def test_hint_in_play_mode_is_for_the_person(client):
     assert {v["action"] for v in hint["values"]} == {entry["action"] for entry in state["legal"]}
     assert all(0 <= v["value"] <= 1 for v in hint["values"])
     assert client.get(f"/api/matches/{state['id']}/hint?open=1").status_code == 403
-    state = client.post(f"/api/matches/{state['id']}/act", json={"action": state["legal"][0]["action"]}).json()
+    body = {"action": state["legal"][0]["action"], "step": state["step"]}
+    state = client.post(f"/api/matches/{state['id']}/act", json=body).json()
     if state["table"]["to_act"] != 0:
         assert client.get(f"/api/matches/{state['id']}/hint").status_code == 409
 

@@ -79,7 +79,9 @@ def page(browser, server):
     page.set_default_timeout(WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(url)
+    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
+    response = page.goto(url)
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]  # and the page works under it
     page.wait_for_selector("body[data-ready=true]", state="attached")
     yield page
     context.close()
@@ -98,7 +100,7 @@ def step_of(page) -> int:
 
 
 def wait_step_change(page, step: int) -> None:
-    page.wait_for_function(f"document.querySelector('#game').dataset.step !== '{step}'")
+    page.wait_for_selector(f"#game:not([data-step='{step}'])", state="attached")  # (no script: the CSP forbids eval)
 
 
 def test_play_a_match_to_the_end_seeing_only_own_cards(page, server, tmp_path):
@@ -209,7 +211,7 @@ def test_watch_four_bots_to_the_end(page):
     assert page.locator("#spot-right .card.back").count() == 0  # all hands open
     page.uncheck("#view-open")
     page.select_option("#view-seat", "1")
-    page.wait_for_function("document.querySelector('#spot-bottom').dataset.seat === '1'")
+    page.wait_for_selector("#spot-bottom[data-seat='1']", state="attached")
     assert page.locator("#spot-right .card.back").count() > 0 and page.locator("#spot-bottom .card.back").count() == 0
     page.select_option("#speed", "0")
     page.click("#pause")  # resume

@@ -44,7 +44,7 @@ def take(path: Path, seed: int = 7) -> int:
                 break
             step = state["step"]
             page.click("#bids button:not([disabled]), #hand .card.legal >> nth=0")
-            page.wait_for_function(f"document.querySelector('#game').dataset.step !== '{step}'")
+            page.wait_for_selector(f"#game:not([data-step='{step}'])", state="attached")  # (the page's CSP forbids eval)
         page.click("#hint")
         page.wait_for_selector("#hint-values tr")
         page.screenshot(path=str(path))

@@ -4,31 +4,48 @@ Install the extra and start it (it prints the address; 127.0.0.1 only unless ``-
 otherwise)::
 
     pip install -e ".[web]"
-    python -m agents.web [--port 8765] [--host 127.0.0.1] [POLICY.npz ...]
+    python -m agents.web [--port 8765] [--host 127.0.0.1] [--allow-host NAME] [--idle-minutes 30]
+                         [--max-matches 200] [--max-memory-mb 512] [POLICY.npz ...]
 
-Policy files named on the command line can be seated by the page; the page itself can never make
-the server load a file. The server (Starlette, run by uvicorn) holds every match: the engine, the
-bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match log
-(:mod:`agents.match_log`). The page is plain HTML, CSS and JavaScript (``static/``) and sends only
-actions; each is checked by the engine like a bot's. In play mode every response is built from
-the person's observation (:func:`allfours_env.decode`): no other seat's hidden cards ever reach
-the page; all hands open is only for watching bots and replays.
+Policy files named on the command line can be seated by the page (by their label, also as a
+search bot's ``keep=`` or ``rollout=``); the page itself can never make the server load a file
+(:mod:`agents.web.players`, which also caps search's options). Another ``--host`` than loopback
+prints a warning, and the Host header check stays on (``--allow-host``; see
+:mod:`agents.web.__main__`). The server (Starlette, run by uvicorn) holds every match: the engine,
+the bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match
+log (:mod:`agents.match_log`). The page is plain HTML, CSS and JavaScript (``static/``) and sends
+only actions; each is checked by the engine like a bot's. In play mode every response is built
+from the person's observation (:func:`allfours_env.decode`): no other seat's hidden cards ever
+reach the page; all hands open is only for watching bots and replays. Nor does the seed, which
+deals every hand: a play match's seed is sent once the match is over (with the log), never
+before; a seed the server draws has 128 random bits (:mod:`agents.web.sessions`).
+
+Bounds: a match plays to at most 100 points (``target_score``), and a match or a replay holds at
+most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
+lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
+held ones take about ``--max-memory-mb``.
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
-409 not now, 413 too large, 415 not JSON, 503 too many matches):
+409 not now, 413 too large, 415 not JSON, 503 too many matches or too much memory held). Every
+response carries ``X-Frame-Options: DENY`` and a Content-Security-Policy with
+``frame-ancestors 'none'`` (:mod:`agents.web.app`).
 
 ``GET /api/options``
     bots the page may choose (names, examples with options, policy files) and the rule form.
 ``POST /api/matches`` ``{"mode": "play"|"watch", "seat": 0..3, "players": [4 bots, null at your
-seat], "rules": {A0 keys}, "seed": int|null}``
-    a new match; returns its state, with ``id`` (unguessable; the match expires when idle).
+seat], "rules": {A0 keys}, "seed": int|"digits"|null}``
+    a new match; returns its state, with ``id`` (unguessable; the match expires when idle). A seed
+    is 0..2**128-1, as an int or its decimal digits (JavaScript's numbers hold 53 bits); null: the
+    server draws 128 random bits. A seed the page chooses deals as it does (who chose it can work
+    out every hand: their own choice) and is not sent back while a play match is on either.
 ``GET /api/matches/{id}?seat=S&open=1&since=E&step=K``
     the state: ``step`` (actions so far), ``table`` (as ``seat`` sees it: phase, seat to act,
     dealer, kick, trump, trick, last trick, own hand, cards each seat holds, scores, target, Game
     points; ``hands`` only with ``open``), ``legal`` (the viewer's legal actions), ``narration``
-    (event lines from index ``since``), ``deals`` (each deal's awards and Game count),
-    ``result``. Play mode shows only the person's seat; a replay takes ``step`` (0..steps).
+    (event lines from index ``since``), ``deals`` (the last 10 deals' awards and Game count),
+    ``result``, ``seed`` (its decimal digits; null in play mode until the match is over). Play
+    mode shows only the person's seat; a replay takes ``step`` (0..steps).
 ``POST /api/matches/{id}/act`` ``{"action": 0..55, "step": K}``
     the person's action (play mode, their turn); an illegal one is refused, nothing changes.
 ``POST /api/matches/{id}/advance`` ``{"step": K}``
@@ -43,8 +60,8 @@ seat], "rules": {A0 keys}, "seed": int|null}``
 ``DELETE /api/matches/{id}``
     end a match now.
 
-A ``step`` sent with an action must be the match's current step, so a stale page or a second tab
-cannot act twice.
+``step`` is required with every act and advance, and must be the match's current step, so a stale
+page or a second tab cannot act twice.
 """
 
 from typing import Any

@@ -1,9 +1,13 @@
-"""The Starlette application: the page, its static files and the JSON API (see :mod:`agents.web`)."""
+"""The Starlette application: the page, its static files and the JSON API (see :mod:`agents.web`).
+
+Every response carries ``SECURITY_HEADERS``: no other site may frame the page (``X-Frame-Options:
+DENY``, CSP ``frame-ancestors 'none'``), and the page runs only its own same-origin files (CSP
+``default-src 'self'``; it has no inline script or style).
+"""
 
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,30 +22,41 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from allfours_env.cards import N_SEATS
 from allfours_env.rules import _BOOLS, _CHOICES, _FIRST_DEALER_NAMES, DEFAULT_RULES, MAX_POINTS, RULE_KEYS, Rules
 
-from ..match_log import MAX_LOG_BYTES, MatchLogError, loads
+from ..match_log import MAX_SEED, MatchLogError, loads
 from .players import BotChoices
 from .sessions import (
     IDLE_SECONDS,
     LOCK_SECONDS,
     MAX_MATCHES,
+    MAX_STEPS,
+    MEMORY_BUDGET,
     LiveMatch,
     Refused,
     ReplayMatch,
     Session,
     Store,
     check_int,
+    draw_seed,
 )
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 64 * 1024  # every request but a log upload is a few dozen bytes
-MAX_SEED = 2**63 - 1
-SEED_RANGE = 1_000_000  # a drawn seed is short enough to note down and play again
+MAX_UPLOAD_BYTES = 1024 * 1024  # a log of MAX_STEPS actions is about 100 KB; a match to 14, 3 KB
+MAX_TARGET = 100  # the largest target_score the page plays to (a match to 100 takes up to about 1,600 actions)
 MODES = ("play", "watch")
 NO_STORE = {"Cache-Control": "no-store"}
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def rules_form() -> list[dict[str, Any]]:
@@ -56,7 +71,7 @@ def rules_form() -> list[dict[str, Any]]:
         elif key == "first_dealer":
             entry = {"kind": "choice", "values": [*_FIRST_DEALER_NAMES, *range(N_SEATS)]}
         else:
-            entry = {"kind": "int", "min": 1, "max": MAX_POINTS}
+            entry = {"kind": "int", "min": 1, "max": MAX_TARGET if key == "target_score" else MAX_POINTS}
         form.append({"key": key, "default": default, **entry})
     return form
 
@@ -67,9 +82,21 @@ def check_rules(data: Any) -> Rules:
     if not isinstance(data, dict):
         raise Refused(400, "rules must be an object of rule keys (docs/rules.md table A0), e.g. {\"target_score\": 7}")
     try:
-        return Rules.from_kwargs(**data)
+        rules = Rules.from_kwargs(**data)
     except ValueError as error:
         raise Refused(400, str(error)) from None
+    if rules.target_score > MAX_TARGET:
+        raise Refused(400, f"rule 'target_score' is at most {MAX_TARGET} here, got {rules.target_score}")
+    return rules
+
+
+def check_seed(value: Any) -> int:
+    """A seed the page chose: an int or its decimal digits (JavaScript's numbers hold only 53 bits), 0..2**128-1."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= len(str(MAX_SEED)):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise Refused(400, f"seed must be an integer 0..2**128-1 or its digits as text, got {str(value)[:40]!r}")
+    return value
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -88,8 +115,8 @@ async def read_json(request: Request) -> dict[str, Any]:
     body = await read_body(request, MAX_BODY_BYTES)
     try:
         data = json.loads(body or b"{}")
-    except ValueError as error:
-        raise Refused(400, f"the request body is not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:  # (nested too deep for the parser: RecursionError)
+        raise Refused(400, f"the request body is not JSON: {str(error)[:200]}") from None
     if not isinstance(data, dict):
         raise Refused(400, "the request body must be a JSON object")
     return data
@@ -131,11 +158,13 @@ def create_app(
     max_matches: int = MAX_MATCHES,
     allowed_hosts: list[str] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> Starlette:
     """The web app. ``policy_files``: the only files its matches may load (checked now);
-    ``allowed_hosts``: Host headers accepted (None: any, for tests)."""
+    ``allowed_hosts``: Host headers accepted (None: any, for tests); ``memory_budget``: bytes the
+    held matches may take (:class:`~agents.web.sessions.Store`). A ValueError for a bad setting."""
+    store = Store(idle_seconds, max_matches, clock, memory_budget)
     choices = BotChoices(policy_files)
-    store = Store(idle_seconds, max_matches, clock)
 
     def live(request: Request) -> LiveMatch:
         session = store.get(request.path_params["match_id"])
@@ -160,7 +189,7 @@ def create_app(
             raise Refused(400, "players must be a list of four bots, seat 0 first (null at your own seat in play mode)")
         rules = check_rules(data.get("rules"))
         seed = data.get("seed")
-        seed = check_int("seed", seed, 0, MAX_SEED) if seed is not None else secrets.randbelow(SEED_RANGE)
+        seed = draw_seed() if seed is None else check_seed(seed)
         bots, names = [], []
         for seat, spec in enumerate(specs):
             if seat == person:
@@ -239,9 +268,9 @@ def create_app(
         return replay.state(step=0)
 
     async def upload(request: Request) -> Response:
-        body = await read_body(request, MAX_LOG_BYTES)
+        body = await read_body(request, MAX_UPLOAD_BYTES)
         try:
-            match_log = await run_in_threadpool(loads, body)
+            match_log = await run_in_threadpool(loads, body, MAX_STEPS)
         except MatchLogError as error:
             raise Refused(400, f"this match log does not replay: {error}") from None
         replay = ReplayMatch(match_log)
@@ -278,11 +307,37 @@ def create_app(
         Route("/api/replays", api(upload), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
-    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: http_error})
+    middleware = [Middleware(SecurityHeaders)]  # first: outside the Host check, so its refusals have them too
+    middleware += [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    handlers = {HTTPException: http_error, Exception: server_error}
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
     app.state.store = store
     app.state.choices = choices
     return app
+
+
+class SecurityHeaders:
+    """ASGI middleware: ``SECURITY_HEADERS`` on every response (a header the app set wins)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in self.headers if k not in present]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
+
+
+async def server_error(request: Request, error: Exception) -> Response:
+    """A bug's 500, as JSON and with the security headers (it is sent outside the middleware)."""
+    message = {"error": f"the server failed on this request: {type(error).__name__}"}
+    return JSONResponse(message, 500, headers={**NO_STORE, **SECURITY_HEADERS})
 
 
 async def http_error(request: Request, error: Exception) -> Response:

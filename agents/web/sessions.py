@@ -7,14 +7,28 @@ person's action goes to the engine like any bot's (an illegal one is refused and
 a bot's move is made on request, one at a time, so the page shows them at its own pace. A
 :class:`ReplayMatch` holds a checked match log and rebuilds the game at any step.
 
+Seeds: a match's seed deals every hand, so in play mode the page never gets it while the match
+is on (:meth:`LiveMatch.shown_seed`), whoever chose it; it is shown once the match is over (the
+log holds it then). A seed the server draws has 128 random bits (:func:`draw_seed`), so it cannot
+be found by trying seeds against the cards a person sees. The bots and the hinter draw from
+streams of their own, spawned from the seed (:func:`side_seeds`), never the game's stream or the
+seed itself.
+
+Memory: a match takes at most ``MAX_STEPS`` actions (a match to the page's largest target takes
+about a sixth of that; a longer log is refused on upload), and :class:`Store` refuses a new match
+while the matches it holds take more than its ``budget_bytes`` by :meth:`Session.estimated_bytes`
+(the bots' networks, and a measured size per action and per deck). Held matches may grow past the
+budget only up to their step limit.
+
 :class:`Store` keeps them by id (``secrets.token_urlsafe``: 144 random bits), drops a match idle
 for longer than its ``idle_seconds``, and refuses new ones beyond ``max_matches``. Each match has
-a lock, so two requests for one match (two tabs, a double click) take turns; a request naming the
-step it saw is refused once the match has moved past it.
+a lock, so two requests for one match (two tabs, a double click) take turns; a request that moves
+a match names the step it saw, and is refused once the match has moved past it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import threading
@@ -31,15 +45,50 @@ from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 
 from ..base import Bot
-from ..match_log import MatchLog, Recorder, Replay
+from ..match_log import MAX_SEED, MatchLog, Recorder, Replay
 from . import views
 from .hints import Hinter
 
 IDLE_SECONDS = 30 * 60
+MAX_IDLE_SECONDS = 7 * 24 * 3600  # a week: longer is a match that never expires
 MAX_MATCHES = 200
+MEMORY_BUDGET = 512 * 2**20  # bytes the held matches may take, by their estimates
 LOCK_SECONDS = 10.0  # how long a request waits for another request of the same match
+MAX_STEPS = 10_000  # actions in a match or replay: a match to 100 points takes up to about 1,600
+# Measured with tracemalloc (tests/test_web_security.py checks an estimate against it): a match holds
+# about 200 bytes an action (its events, the logged action, its share of the decks) and 13 KB more
+# with bots that hold no network. The estimates take about twice that, to be on the safe side.
+STEP_BYTES, DECK_BYTES, MATCH_BYTES = 400, 600, 64 * 1024
 PERSON = "person"  # the person's seat in a log's players
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def draw_seed() -> int:
+    """A new match's seed: 128 random bits from the operating system (too many to try them all)."""
+    return secrets.randbits(MAX_SEED.bit_length())
+
+
+def side_seeds(seed: int, count: int) -> list[int]:
+    """``count`` seeds of independent streams spawned from ``seed`` (numpy's SeedSequence), for the
+    bots and the hinter: none is the game's stream or gives the seed back."""
+    children = np.random.SeedSequence(seed).spawn(count)
+    return [int.from_bytes(child.generate_state(4).tobytes(), "little") for child in children]
+
+
+def held_bytes(obj: object, depth: int = 4) -> int:
+    """Bytes of the numpy arrays ``obj`` holds, ``depth`` levels into its attributes, lists, tuples
+    and dicts: a bot's network weights (a search bot's ``keep`` network among them)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if depth == 0:
+        return 0
+    if isinstance(obj, dict):
+        parts: Any = obj.values()
+    elif isinstance(obj, list | tuple):
+        parts = obj
+    else:
+        parts = getattr(obj, "__dict__", {}).values()
+    return sum(held_bytes(part, depth - 1) for part in parts)
 
 
 class Refused(Exception):
@@ -63,17 +112,21 @@ class Session:
 
     mode = ""
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int) -> None:
         self.id = ""
         self.lock = threading.Lock()
         self.last_used = 0.0
         self._hinter: Hinter | None = None
-        self.hint_seed = 0
+        self.hint_seed = side_seeds(seed, N_SEATS + 1)[N_SEATS]  # (the bots take the first four)
 
     def hinter(self) -> Hinter:
         if self._hinter is None:
             self._hinter = Hinter(self.hint_seed)
         return self._hinter
+
+    def estimated_bytes(self) -> int:
+        """About what the match holds in memory (see the module docstring)."""
+        raise NotImplementedError
 
 
 class LiveMatch(Session):
@@ -82,19 +135,18 @@ class LiveMatch(Session):
     def __init__(
         self, bots: Sequence[Bot | None], names: Sequence[str], rules: Rules, seed: int, person: int | None = None
     ) -> None:
-        super().__init__()
+        super().__init__(seed)
         self.mode = "watch" if person is None else "play"
         self.person = person
         self.names = list(names)
         self.seed = seed
-        self.hint_seed = seed
         self.game = Game(rules, np.random.default_rng(seed))
-        for seat, bot in enumerate(bots):
+        for bot, bot_seed in zip(bots, side_seeds(seed, N_SEATS)):
             if bot is not None:
-                bot.reset(seed + seat)  # distinct streams, as agents.play does
+                bot.reset(bot_seed)
         self.recorder = Recorder(self.game)
         self.match = Match(self.game, list(bots), on_event=self.recorder)
-        self.bot_ms: list[float] = []  # each bot move's time in act()
+        self.bot_bytes = sum(held_bytes(bot) for bot in bots)
 
     @property
     def step(self) -> int:
@@ -105,13 +157,23 @@ class LiveMatch(Session):
     def over(self) -> bool:
         return self.game.phase >= DEAL_OVER
 
+    def estimated_bytes(self) -> int:
+        return MATCH_BYTES + self.bot_bytes + STEP_BYTES * self.step + DECK_BYTES * len(self.recorder.decks)
+
+    def shown_seed(self) -> str | None:
+        """The seed as the page gets it (text: it may have 128 bits, beyond JavaScript's numbers);
+        in play mode None until the match is over, since it deals every hand."""
+        return None if self.person is not None and not self.over else str(self.seed)
+
     def check_step(self, step: Any) -> None:
-        """Refuse a request made from an older position than the match's (None: no check)."""
+        """Refuse a move asked for from another position than the match's, or at its step limit."""
         if step is None:
-            return
+            raise Refused(400, "step is required: the match's step the page saw (so a stale page cannot move it)")
         check_int("step", step, 0, 10**9)
         if step != self.step:
             raise Refused(409, f"the match has moved on: it is at step {self.step}, the request was made at step {step}")
+        if self.step >= MAX_STEPS:
+            raise Refused(409, f"the match has reached {MAX_STEPS:,} actions, the most a match here takes: start a new one")
 
     def _to_act(self) -> int:
         if self.over:
@@ -145,7 +207,6 @@ class LiveMatch(Session):
         start = time.perf_counter()
         action = int(bot.act(observation))
         think_ms = 1000 * (time.perf_counter() - start)
-        self.bot_ms.append(think_ms)
         self.match.step(action, observation)  # a bot's illegal action raises: a server error, loudly
         return {"seat": seat, "action": action, "label": views.action_label(action), "think_ms": round(think_ms, 2)}
 
@@ -161,7 +222,9 @@ class LiveMatch(Session):
 
     def state(self, seat: Any = None, open_all: bool = False, since: int = 0) -> dict[str, Any]:
         viewer = self.viewer(seat, open_all)
-        extra = {"id": self.id, "mode": self.mode, "person": self.person, "players": self.names, "seed": self.seed}
+        extra = {
+            "id": self.id, "mode": self.mode, "person": self.person, "players": self.names, "seed": self.shown_seed(),
+        }  # fmt: skip
         return views.state(self.game, viewer, open_all, since, self.step, extra)
 
     def hint(self, seat: Any = None, open_all: bool = False) -> dict[str, Any]:
@@ -186,10 +249,13 @@ class ReplayMatch(Session):
     mode = "replay"
 
     def __init__(self, log: MatchLog) -> None:
-        super().__init__()
+        super().__init__(log.seed or 0)
         self.replay = Replay(log)  # a MatchLogError (a ValueError) if it does not replay
         self.log = log
-        self.hint_seed = log.seed or 0
+
+    def estimated_bytes(self) -> int:
+        """At its last step, where its game holds the most."""
+        return MATCH_BYTES + STEP_BYTES * self.replay.steps + DECK_BYTES * len(self.log.decks)
 
     def _step(self, step: Any) -> int:
         return self.replay.steps if step is None else check_int("step", step, 0, self.replay.steps)
@@ -200,7 +266,8 @@ class ReplayMatch(Session):
         game = self.replay.game_at(at)
         extra = {
             "id": self.id, "mode": self.mode, "person": None, "players": list(self.log.players),
-            "seed": self.log.seed, "steps": self.replay.steps, "source": self.log.source,
+            "seed": None if self.log.seed is None else str(self.log.seed), "steps": self.replay.steps,
+            "source": self.log.source,
         }  # fmt: skip
         return views.state(game, viewer, open_all, since, at, extra)
 
@@ -217,13 +284,25 @@ class ReplayMatch(Session):
 
 
 class Store:
-    """The matches held, by id; idle ones expire, and there are at most ``max_matches``."""
+    """The matches held, by id; idle ones expire, and there are at most ``max_matches``, of
+    at most ``budget_bytes`` together by their estimates."""
 
     def __init__(
-        self, idle_seconds: float = IDLE_SECONDS, max_matches: int = MAX_MATCHES, clock: Callable[[], float] = time.monotonic
+        self,
+        idle_seconds: float = IDLE_SECONDS,
+        max_matches: int = MAX_MATCHES,
+        clock: Callable[[], float] = time.monotonic,
+        budget_bytes: int = MEMORY_BUDGET,
     ) -> None:
+        if not (isinstance(idle_seconds, int | float) and math.isfinite(idle_seconds) and 0 < idle_seconds <= MAX_IDLE_SECONDS):
+            raise ValueError(f"the idle time must be above 0 and at most {MAX_IDLE_SECONDS:,} s, got {idle_seconds!r}")
+        if isinstance(max_matches, bool) or not isinstance(max_matches, int) or max_matches < 1:
+            raise ValueError(f"the most matches held must be an integer 1 or more, got {max_matches!r}")
+        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < MATCH_BYTES:
+            raise ValueError(f"the memory budget must be an integer of {MATCH_BYTES:,} bytes or more, got {budget_bytes!r}")
         self.idle_seconds = idle_seconds
         self.max_matches = max_matches
+        self.budget_bytes = budget_bytes
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
@@ -241,10 +320,14 @@ class Store:
     def add(self, session: Session) -> str:
         self.expire()
         with self._lock:
+            wait = f"end one, or wait for idle ones to expire ({self.idle_seconds / 60:g} minutes without a request)"
             if len(self._sessions) >= self.max_matches:
+                raise Refused(503, f"the server holds {self.max_matches} matches, the most it keeps: {wait}")
+            held, new = sum(s.estimated_bytes() for s in self._sessions.values()), session.estimated_bytes()
+            if held + new > self.budget_bytes:
                 raise Refused(
-                    503, f"the server holds {self.max_matches} matches, the most it keeps: end one, or wait "
-                    f"for idle ones to expire ({self.idle_seconds / 60:g} minutes without a request)",
+                    503, f"the matches held take about {held / 2**20:,.1f} MB and this one {new / 2**20:,.1f} MB, "
+                    f"more than the {self.budget_bytes / 2**20:,.0f} MB the server keeps for matches: {wait}",
                 )  # fmt: skip
             session.id = secrets.token_urlsafe(18)
             session.last_used = self.clock()

@@ -9,6 +9,9 @@ The event log is public: every event (deals, kicks, stand / beg / give one / run
 played, tricks, awards, the end of the match) is announced at a real table, and High, Low and Jack
 are awarded only once every card of the deal has been played. From it come the narration, the
 trick just won, and each deal's awards with the Game count.
+
+A response is bounded whatever the match's length: at most ``MAX_NARRATION`` lines of narration
+(from the index the page asks for) and the last ``MAX_DEALS`` deals.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from allfours_env.render import describe_event
 
 ACTION_LABELS = {STAND: "stand", BEG: "beg", GIVE_ONE: "give one", RUN: "run the pack"}
 MAX_NARRATION = 400  # lines sent at once: a whole deal and more
+MAX_DEALS = 10  # deal summaries sent at once, the latest (the page shows three)
 
 
 def action_label(action: int) -> str:
@@ -153,7 +157,7 @@ def last_trick(events: list[Event]) -> dict[str, Any] | None:
 def state(
     game: Game, seat: int, open_all: bool, since: int, step: int, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The whole response for a page: table, legal actions, narration, deals, result."""
+    """The whole response for a page: table, legal actions, narration, the latest deals, result."""
     table, legal = seat_table(game, seat)
     if open_all:
         table["hands"] = open_hands(game)
@@ -170,7 +174,7 @@ def state(
         "legal": legal,
         "narration": narration(events, since),
         "event_count": len(events),
-        "deals": all_deals,
+        "deals": all_deals[-MAX_DEALS:],
         "result": {"winner": game.winner, "scores": list(game.scores)} if over else None,
     }
     if extra:

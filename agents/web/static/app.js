@@ -156,7 +156,8 @@ async function startMatch() {
   stopTimers();
   showMessage("");
   const seedText = $("seed").value.trim();
-  const body = { mode: ui.mode, rules: chosenRules(), seed: seedText === "" ? null : Number(seedText) };
+  // (as text: a seed may have 128 bits, more than a JavaScript number holds exactly)
+  const body = { mode: ui.mode, rules: chosenRules(), seed: seedText === "" ? null : seedText };
   if (ui.mode === "play") {
     const seat = Number($("seat").value);
     const players = [null, null, null, null];
