@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import secrets
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import (
@@ -69,6 +72,18 @@ FIELDS = ("format", "version", "source", "players", "seed", "rules", "episode", 
 REQUIRED = ("format", "version", "rules", "dealer", "decks", "actions", "result")
 
 EventHook = Callable[[Event], None]
+
+
+def draw_seed() -> int:
+    """A new match's seed: 128 random bits from the operating system (too many to try them all)."""
+    return secrets.randbits(MAX_SEED.bit_length())
+
+
+def side_seeds(seed: int, count: int) -> list[int]:
+    """``count`` seeds of independent streams spawned from ``seed`` (numpy's SeedSequence), for the
+    bots (and the web page's hinter): none is the game's stream or gives the seed back."""
+    children = np.random.SeedSequence(seed).spawn(count)
+    return [int.from_bytes(child.generate_state(4).tobytes(), "little") for child in children]
 
 
 class MatchLogError(ValueError):

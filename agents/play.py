@@ -46,7 +46,7 @@ from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_optio
 from .atomic_file import atomic_path
 from .base import Bot, known_bots, make
 from .builtin import PRETRAINED
-from .match_log import Recorder, check_log_path, write
+from .match_log import MAX_SEED, Recorder, check_log_path, draw_seed, side_seeds, write
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
@@ -54,7 +54,6 @@ OutputFn = Callable[[str], None]
 DEFAULT_BOT = "rule_based"
 WATCH_PACE = 0.6  # seconds before each decision of a watched match, on a terminal
 MAX_PACE = 60.0
-SEED_RANGE = 1_000_000  # a seed is drawn from 0..SEED_RANGE-1 when none is given
 QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("help", "?", "h")
 RULES_WORDS = ("rules", "rule")
@@ -210,10 +209,11 @@ def play(
 
     ``log``: write the match log there when the match ends or the person leaves."""
     game = new_game(seed, rules)
+    streams = side_seeds(seed, N_SEATS)  # the bots' own: the game's stream would tell the deck
     for bot_seat, bot in bots.items():
-        bot.reset(seed + bot_seat)  # distinct streams, so two random bots do not mirror each other
+        bot.reset(streams[bot_seat])
     partner, right, left = seats_around(seat)
-    output_fn(f"All Fours to {game.rules.target_score}, seed {seed}. You are player_{seat} (team {seat % 2}).")
+    output_fn(f"All Fours to {game.rules.target_score}. You are player_{seat} (team {seat % 2}).")
     output_fn(
         f"Partner player_{partner}: {bots[partner].name}.  "
         f"Opponents player_{right}: {bots[right].name}, player_{left}: {bots[left].name}."
@@ -228,16 +228,24 @@ def play(
             output_fn(table_text(game, seat))
             action = ask(input_fn, output_fn, match.observe(seat), game.rules)
             if action is None:
+                output_fn(seed_line(seed))
                 output_fn(GOODBYE)
                 return save_log(output_fn, recorder, players, seed, log)
             match.step(action)
             match.run()
     except (EOFError, KeyboardInterrupt):
-        output_fn("\n" + GOODBYE)
+        output_fn("\n" + seed_line(seed))
+        output_fn(GOODBYE)
         return save_log(output_fn, recorder, players, seed, log)
     verdict = "Your team wins!" if game.winner == seat % 2 else "Your team loses."
     output_fn(f"\n{result_line(game)} {verdict}")
+    output_fn(seed_line(seed))
     return save_log(output_fn, recorder, players, seed, log)
+
+
+def seed_line(seed: int) -> str:
+    """The seed deals every hand of the match: said when the person leaves, never before."""
+    return f"Seed {seed}: python -m agents.play --seed {seed} deals these cards again."
 
 
 def save_log(output_fn: OutputFn, recorder: Recorder, players: Sequence[str], seed: int, path: Path | None) -> int:
@@ -270,8 +278,8 @@ def watch(
     end; ``pace``: seconds to wait before each decision, so that a person can follow the match.
     """
     game = new_game(seed, rules)
-    for seat, bot in enumerate(bots):
-        bot.reset(seed + seat)
+    for bot, stream in zip(bots, side_seeds(seed, N_SEATS)):
+        bot.reset(stream)
     output_fn(f"All Fours to {game.rules.target_score}, seed {seed}. Watching four bots:")
     output_fn("  ".join(f"player_{s}: {bot.name}" for s, bot in enumerate(bots)) + ".")
 
@@ -420,8 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(args.opponents) > 2:
         parser.error(f"--opponents takes one or two bots, got {len(args.opponents)}")
-    if args.seed is not None and args.seed < 0:
-        parser.error(f"--seed must be 0 or more, got {args.seed}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        parser.error(f"--seed must be 0..2**128-1, got {args.seed}")
     if args.save and not args.watch:
         parser.error("--save records a watched match: add --watch")
     if args.pace is not None and not (args.watch and math.isfinite(args.pace) and 0 <= args.pace <= MAX_PACE):
@@ -435,8 +443,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = check_log_path(args.log) if args.log else None
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
-    # No --seed: a fresh seed from the operating system, printed so the match can be replayed.
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % SEED_RANGE)
+    # No --seed: a fresh one of 128 bits, printed when the match ends so that it can be dealt again.
+    seed = args.seed if args.seed is not None else draw_seed()
     try:
         if not args.watch:
             return play(input, print, args.seat, bots, seed, rules, log)

@@ -160,7 +160,8 @@ def test_main_plays_a_match_from_the_command_line(monkeypatch, capsys):
     argv = ["--seat", "2", "--partner", "random", "--opponents", "expert", "--seed", "3", "--rule", "target_score=7"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert out.startswith("All Fours to 7, seed 3. You are player_2 (team 0).")
+    assert out.startswith("All Fours to 7. You are player_2 (team 0).")  # the seed deals every hand: not yet
+    assert out.endswith("\nSeed 3: python -m agents.play --seed 3 deals these cards again.\n")
     assert "Partner player_0: random.  Opponents player_3: expert, player_1: expert." in out
     assert "Match over: team" in out
 
@@ -171,7 +172,12 @@ def test_main_eof_at_the_first_prompt_exits_cleanly(monkeypatch, capsys):
 
     monkeypatch.setattr("builtins.input", eof)
     assert main(["--rule", "target_score=7"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(GOODBYE)
+    out = capsys.readouterr().out.rstrip()
+    assert out.endswith(GOODBYE)
+    # A drawn seed has 128 bits and is said only as the person leaves: it deals every hand.
+    *before, seed_said, _ = out.splitlines()
+    seed = int(re.fullmatch(r"Seed (\d+): python -m agents.play --seed \1 deals these cards again\.", seed_said)[1])
+    assert seed.bit_length() > 64 and str(seed) not in "\n".join(before) and "seed" not in "\n".join(before).lower()
 
 
 @pytest.mark.parametrize(
@@ -183,7 +189,8 @@ def test_main_eof_at_the_first_prompt_exits_cleanly(monkeypatch, capsys):
         (["--partner", "missing.npz"], "no policy file"),
         (["--seat", "4"], "invalid choice: 4"),
         (["--seat", "x"], "invalid int value"),
-        (["--seed", "-1"], "--seed must be 0 or more"),
+        (["--seed", "-1"], "--seed must be 0..2**128-1"),
+        (["--seed", str(2**128)], "--seed must be 0..2**128-1"),
         (["--rule", "target_score=0"], "'target_score' must be a positive integer"),
         (["--rule", "colour=red"], "unknown rule 'colour'"),
         (["--rule", "undertrump=sometimes"], "'undertrump' must be one of"),

@@ -45,7 +45,7 @@ from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 
 from ..base import Bot
-from ..match_log import MAX_SEED, MatchLog, Recorder, Replay
+from ..match_log import MatchLog, Recorder, Replay, draw_seed, side_seeds
 from . import views
 from .hints import Hinter
 
@@ -61,18 +61,6 @@ MAX_STEPS = 10_000  # actions in a match or replay: a match to 100 points takes 
 STEP_BYTES, DECK_BYTES, MATCH_BYTES = 400, 600, 64 * 1024
 PERSON = "person"  # the person's seat in a log's players
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def draw_seed() -> int:
-    """A new match's seed: 128 random bits from the operating system (too many to try them all)."""
-    return secrets.randbits(MAX_SEED.bit_length())
-
-
-def side_seeds(seed: int, count: int) -> list[int]:
-    """``count`` seeds of independent streams spawned from ``seed`` (numpy's SeedSequence), for the
-    bots and the hinter: none is the game's stream or gives the seed back."""
-    children = np.random.SeedSequence(seed).spawn(count)
-    return [int.from_bytes(child.generate_state(4).tobytes(), "little") for child in children]
 
 
 def held_bytes(obj: object, depth: int = 4) -> int:
