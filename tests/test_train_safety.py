@@ -21,7 +21,7 @@ pytest.importorskip("sb3_contrib")
 
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
-from train.checkpoints import ResumeError, load_state  # noqa: E402
+from train.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
 from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
 from train.lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 
@@ -179,6 +179,52 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
     assert train_main(resume(tmp_path)) == 0
     assert "at step 512 of 512" in capsys.readouterr().err
     assert (run / "config.yaml").read_bytes() == saved
+
+
+FINAL_FILES = ("final.zip", "final.npz", "evaluations.csv", "learning_curve.png")
+
+
+def only_checkpoint(run: Path, folder: Path, into: Path) -> Path:
+    """A copy of ``run`` as a run stopped right after writing checkpoint ``folder`` (its only one, no final files)."""
+    import shutil
+
+    copy = into / run.name
+    shutil.copytree(run, copy, ignore=lambda where, names: [n for n in names if n in FINAL_FILES])
+    for other in (copy / "checkpoints").glob("step_*"):
+        if other.name != folder.name:
+            shutil.rmtree(other)
+    (copy / "checkpoints" / "latest").write_text(folder.name + "\n")
+    return copy
+
+
+def evaluation_rows(run: Path) -> list[list[str]]:
+    """evaluations.csv without its minutes column (the wall clock's)."""
+    return [row[:1] + row[2:] for row in (line.split(",") for line in (run / "evaluations.csv").read_text().splitlines())]
+
+
+def test_a_run_resumed_from_any_checkpoint_ends_as_the_uninterrupted_one(tmp_path, capsys, monkeypatch):
+    """Overlapped updates (train/overlap.py): every checkpoint holds a rollout collected ahead, the
+    last one too (the run collects one rollout past total_steps); each resume ends with the
+    uninterrupted run's weights and evaluations."""
+    monkeypatch.setattr("train.checkpoints.KEEP", 10)  # every checkpoint stays, to resume from each
+    rollout = 64  # 2 tables x 32 steps
+    config = tiny_config(tmp_path, overlap_updates=True, n_steps=32, batch_size=64, total_steps=2 * rollout, checkpoint_every=rollout)
+    assert train_main(args(config, tmp_path / "whole")) == 0
+    run = tmp_path / "whole" / "tiny"
+    folders = sorted(run.glob("checkpoints/step_*"))
+    assert [checkpoint_step(f) for f in folders] == [rollout, 2 * rollout, 3 * rollout]
+    whole = np.load(run / "final.npz")
+    for folder in sorted(folders, key=lambda f: checkpoint_step(f) != 2 * rollout):  # the issue's case first: total_steps
+        stopped = only_checkpoint(run, folder, tmp_path / folder.name)
+        capsys.readouterr()
+        assert train_main(resume(stopped.parent)) == 0
+        resumed = np.load(stopped / "final.npz")
+        for key in whole.files:
+            np.testing.assert_array_equal(whole[key], resumed[key], err_msg=f"resumed from {folder.name}: {key} differs")
+        assert evaluation_rows(stopped) == evaluation_rows(run)
+        step = checkpoint_step(folder) - rollout  # trained on
+        assert f"from checkpoint {folder.name} at step {step:,} of 128 (the rollout collected ahead, to step " in capsys.readouterr().err
+        assert latest_step(stopped) == 3 * rollout  # the same last checkpoint, to extend the run from
 
 
 def dotted_name_payload(marker: Path) -> bytes:

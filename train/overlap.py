@@ -15,7 +15,16 @@ which training does not use (minibatches are shuffled with numpy's); so a run is
 from its seed whatever the threads' timing. Everything between two updates (SB3's
 ``on_rollout_start``: snapshots, evaluations, checkpoints) happens on the main thread while no
 collection is in flight, and a checkpoint holds the collected rollout that is waiting to be
-trained on (:meth:`pending_state`), so a resumed run ends with the same weights.
+trained on (:meth:`pending_state`).
+
+The model's step counter takes a rollout in at the join, and SB3's loop stops once the counter
+reaches ``total_timesteps``: so when the loop checks it, it counts the rollouts trained on, not
+the one collected ahead. A checkpoint is written after a join (its step counts the rollout
+waiting); :meth:`restore_pending` puts the model back where it was before that join, the
+rollout's steps counted again only when it is taken in. A run resumed from any checkpoint, the
+last one included, so makes the same updates as the uninterrupted run and ends with the same
+weights. After the last update one more rollout is collected (to ``total_steps`` plus a
+rollout): the last checkpoint holds it, so that a run extended later goes on exactly.
 """
 
 from __future__ import annotations
@@ -100,6 +109,11 @@ class OverlappedMaskablePPO(PullingPPO):
         self._behaviour = copy.deepcopy(self.policy)  # the frozen copy the collection acts with
         self._thread: threading.Thread | None = None
         self._outcome: tuple[_Collector, bool] | BaseException | None = None
+        self.uncounted_steps = 0  # the steps of a restored rollout, counted at its join
+
+    @property
+    def rollout_steps(self) -> int:
+        return self.n_steps * self.n_envs
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         args = (env, callback, n_rollout_steps, use_masking)
@@ -134,7 +148,9 @@ class OverlappedMaskablePPO(PullingPPO):
         outcome, self._outcome = self._outcome, None
         if isinstance(outcome, BaseException):
             raise outcome
-        if outcome is None:  # a rollout restored from a checkpoint
+        if outcome is None:  # a rollout restored from a checkpoint: taken in now
+            self.num_timesteps += self.uncounted_steps
+            self.uncounted_steps = 0
             return True
         collector, went_on = outcome
         collector.merge_into(self)
@@ -153,8 +169,12 @@ class OverlappedMaskablePPO(PullingPPO):
         return {name: copy.copy(getattr(self._spare, name)) for name in PENDING_FIELDS}
 
     def restore_pending(self, state: dict[str, Any] | None) -> None:
-        """Continue from a checkpoint: its waiting rollout is trained on next, before any collection."""
+        """Continue from a checkpoint (its counters restored first): its waiting rollout is trained
+        on next, before any collection, and its steps are counted at that join, as they were in
+        the uninterrupted run (see the module docstring)."""
         if state is not None:
             for name in PENDING_FIELDS:
                 setattr(self._spare, name, copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name))))
             self._spare_full = True
+            self.num_timesteps -= self.rollout_steps
+            self.uncounted_steps = self.rollout_steps

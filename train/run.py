@@ -177,7 +177,7 @@ class Trainer(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._clock = (time.monotonic(), self.model.num_timesteps)
-        if self.model.num_timesteps == 0:  # the starting point of the learning curve
+        if steps_collected(self.model) == 0:  # the starting point of the learning curve
             self.evaluate()
             self.logger.dump(0)
             self.progress.show()
@@ -291,6 +291,13 @@ class Trainer(BaseCallback):
         self._last_checkpoint = time.monotonic()
 
 
+def steps_collected(model: MaskablePPO) -> int:
+    """The PPO steps the tables have made: the model's counter, and the steps of a restored
+    rollout that it counts only once that rollout is trained on (train/overlap.py); 0 only
+    before PPO's first rollout."""
+    return model.num_timesteps + (model.uncounted_steps if isinstance(model, OverlappedMaskablePPO) else 0)
+
+
 def _check_row(name: str, row: Any, references: tuple) -> None:
     if len(like(name, row, ())) != len(references):
         raise ValueError(f"{name} must have {len(references)} items, got {row!r}")
@@ -363,15 +370,18 @@ def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[Train
         )
     saved = load_config(path)
     config = resumed_config(given, saved, path, extend)
-    folder, (env, trainer, model, step), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
+    folder, (env, trainer, model, _), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
     for reason in skipped:
         say(f"skipping a checkpoint: {reason}")
+    step = model.num_timesteps  # trained on: a rollout collected ahead is not (train/overlap.py)
     check_extension(config, saved, step)
     if path.parent != run_dir:
         say(f"{run_dir / RUN_CONFIG_FILE} was missing: the run's config is the copy in {path}, written back")
     if path.parent != run_dir or config.total_steps != saved.total_steps:
         write_run_config(config, saved)
-    say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
+    ahead = steps_collected(model) - step
+    waiting = f" (the rollout collected ahead, to step {step + ahead:,}, is trained on first)" if ahead else ""
+    say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}{waiting}")
     return config, env, trainer, model
 
 
@@ -412,18 +422,18 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             if config.imitate or config.distil_labels:  # the warm start is kept: a run stopped later goes on from here
                 trainer.model = model
                 trainer.checkpoint()
-        if model.num_timesteps == 0 and config.distil_labels:  # (a resumed run's rounds go on from their files)
+        learning_starts = steps_collected(model) == 0  # also when resumed from the warm start's checkpoint
+        if learning_starts and config.distil_labels:  # (a resumed run's rounds go on from their files)
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))
         if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
             teacher = load_weights(expert_iteration.student_path(run_dir, len(config.distil_labels)))
             model.pull = Pull(teacher, config.student_pull, config.student_pull_steps, config.seed)
-        learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint
                 shutil.rmtree(stale)
-        remaining = config.total_steps - model.num_timesteps
+        remaining = config.total_steps - model.num_timesteps  # (steps trained on: train/overlap.py)
         if remaining > 0:
             with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note):
                 model.learn(
