@@ -3,6 +3,7 @@ checkpoints are skipped or refused, Ctrl-C and ``kill -9`` leave a resumable run
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pickle
@@ -455,6 +456,86 @@ def test_a_lost_run_config_is_recovered_from_the_checkpoint(finished_run, tmp_pa
     assert f"{run / 'config.yaml'} was missing: the run's config is the copy in {run}/checkpoints/step_0000000512" in err
     assert "from checkpoint step_0000000512 at step 512 of 768" in err
     assert load_config(run / "config.yaml").total_steps == 768 and saved != (run / "config.yaml").read_bytes()
+
+
+# ---------------------------------------------------------------- a full or read-only disk
+
+
+def disk_error(code: int, calls: int, write):
+    """``write``, failing with OSError ``code`` from its ``calls``-th call on (after writing part of its file)."""
+    made = []
+
+    def failing(*a, **k):
+        made.append(1)
+        if len(made) < calls:
+            return write(*a, **k)
+        if write.__name__ == "write_state":
+            np.savez(a[0] / "state.npz", part=np.zeros(1000))  # the model and part of the state are written
+        raise OSError(code, os.strerror(code))
+
+    return failing
+
+
+@pytest.mark.parametrize(
+    "code, target, calls",
+    [
+        (errno.ENOSPC, "write_state", 2),  # the second checkpoint's state (its model is written)
+        (errno.EDQUOT, "write_state", 2),
+        (errno.EROFS, "write_text", 3),  # its pointer "latest" (the first write_text is config.yaml)
+    ],
+)
+def test_a_disk_that_refuses_a_checkpoint_stops_the_run_in_one_line_and_keeps_the_previous_one(
+    tmp_path, capsys, monkeypatch, code, target, calls
+):
+    import train.checkpoints
+
+    monkeypatch.setattr(train.checkpoints, target, disk_error(code, calls, getattr(train.checkpoints, target)))
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74  # the second checkpoint (step 512) fails
+    err = capsys.readouterr().err
+    run = tmp_path / "tiny"
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(
+        f"[train] cannot write checkpoint step_0000000512 in {run / 'checkpoints'}: {os.strerror(code)}; the run "
+        f"stopped, its latest checkpoint is step_0000000256. Once the disk has room (and is writable), resume with: "
+        f"python -m train --run-name tiny --output-dir {tmp_path} --resume"
+    ), err
+    assert not [p for p in run.rglob("*") if p.name.startswith(".")], "a temporary file or folder was left"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["latest", "step_0000000256"]
+    assert latest_step(run) == 256 and not (run / "final.zip").exists()
+    monkeypatch.undo()
+    assert train_main(resume(tmp_path)) == 0  # the disk has room again
+    assert "from checkpoint step_0000000256 at step 256 of 512" in capsys.readouterr().err
+
+
+def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsys, monkeypatch):
+    import train.checkpoints
+
+    monkeypatch.setattr(train.checkpoints, "write_state", disk_error(errno.ENOSPC, 1, train.checkpoints.write_state))
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
+    err = capsys.readouterr().err
+    assert err.strip().endswith(
+        "No space left on device; no checkpoint kept. Once the disk has room, start the run again with the same command"
+    ) and "Traceback" not in err, err
+    assert not list((tmp_path / "tiny" / "checkpoints").iterdir())
+
+
+def test_a_checkpoint_written_again_for_its_step_replaces_the_old_one_only_when_whole(tmp_path):
+    from train.checkpoints import WriteFailed, write_checkpoint
+
+    write_checkpoint(tmp_path, 7, lambda folder: (folder / "data").write_text("first"))
+
+    def fails(folder: Path) -> None:
+        (folder / "data").write_text("second, cut")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(WriteFailed, match="cannot write checkpoint step_0000000007 in .*: No space left on device"):
+        write_checkpoint(tmp_path, 7, fails)
+    root = tmp_path / "checkpoints"
+    assert sorted(p.name for p in root.iterdir()) == ["latest", "step_0000000007"]
+    assert (root / "step_0000000007" / "data").read_text() == "first"
+    write_checkpoint(tmp_path, 7, lambda folder: (folder / "data").write_text("third"))
+    assert sorted(p.name for p in root.iterdir()) == ["latest", "step_0000000007"]
+    assert (root / "step_0000000007" / "data").read_text() == "third"
 
 
 # ---------------------------------------------------------------- Ctrl-C anywhere

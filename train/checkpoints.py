@@ -17,6 +17,7 @@ and fits, and says which ones it skipped and why.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -42,6 +43,13 @@ class ResumeError(RuntimeError):
     """A run that cannot be resumed (no checkpoint, or only damaged ones)."""
 
 
+class WriteFailed(RuntimeError):
+    """A file of the run that cannot be written (a full or read-only disk): the run stops with
+    this one line and exit code ``code`` (74, EX_IOERR); what was written before stays whole."""
+
+    code = 74
+
+
 def checkpoint_root(run_dir: Path) -> Path:
     return run_dir / "checkpoints"
 
@@ -54,22 +62,46 @@ def say(text: str) -> None:
 def write_checkpoint(run_dir: Path, step: int, fill: Callable[[Path], None]) -> Path:
     """The checkpoint folder of ``step``: ``fill(folder)`` writes into it (made, with a copy of the
     run's config) under a temporary name, then it is renamed into place and made the latest; the
-    oldest beyond KEEP are removed."""
+    oldest beyond KEEP are removed.
+
+    A write that fails (a full or read-only disk: any OSError) is a :class:`WriteFailed` naming
+    the checkpoint and the cause; it leaves no temporary folder and the previous checkpoint the latest.
+    """
     root = checkpoint_root(run_dir)
-    root.mkdir(parents=True, exist_ok=True)
     name = f"{STEP_PREFIX}{step:010d}"
-    final, tmp = root / name, root / f".{name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    if (run_dir / RUN_CONFIG_FILE).is_file():  # a copy, so that a lost run config can be recovered
-        shutil.copyfile(run_dir / RUN_CONFIG_FILE, tmp / RUN_CONFIG_FILE)
-    fill(tmp)
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-    write_text(root / "latest", name + "\n")
-    for old in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
+    final, tmp, old = root / name, root / f".{name}.tmp", root / f".{name}.old"
+    placed = False
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        if (run_dir / RUN_CONFIG_FILE).is_file():  # a copy, so that a lost run config can be recovered
+            shutil.copyfile(run_dir / RUN_CONFIG_FILE, tmp / RUN_CONFIG_FILE)
+        fill(tmp)
+        _into_place(tmp, final, old)
+        placed = True
+        write_text(root / "latest", name + "\n")
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if placed:  # not the latest: not kept
+            shutil.rmtree(final, ignore_errors=True)
+        if old.is_dir() and not final.exists():  # the same step's checkpoint, set aside: put back
+            with contextlib.suppress(OSError):
+                os.replace(old, final)
+        raise WriteFailed(f"cannot write checkpoint {name} in {root}: {err.strerror or err}") from None
+    shutil.rmtree(old, ignore_errors=True)
+    for older in sorted(p for p in root.glob(f"{STEP_PREFIX}*") if p.is_dir())[:-KEEP]:
+        shutil.rmtree(older, ignore_errors=True)
     return final
+
+
+def _into_place(tmp: Path, final: Path, old: Path) -> None:
+    """Rename ``tmp`` to ``final``; a checkpoint already there (of the same step) is set aside as
+    ``old`` first, so that it is there again if this fails."""
+    if final.is_dir():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+    os.replace(tmp, final)
 
 
 def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any]) -> Path:

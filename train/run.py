@@ -32,6 +32,7 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 
 from __future__ import annotations
 
+import errno
 import random
 import shutil
 import time
@@ -54,6 +55,7 @@ from . import curve, expert_iteration, imitation
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
+    WriteFailed,
     candidates,
     check_extension,
     load_model_params,
@@ -81,6 +83,9 @@ SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
     "ep_info_buffer", "ep_success_buffer",
 )  # fmt: skip
+
+
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO)  # a write the disk refused
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -455,6 +460,24 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model, stop), exit_code(stop)) from None
+    except (WriteFailed, OSError) as error:
+        if isinstance(error, OSError) and error.errno not in DISK_ERRNOS:
+            raise
+        if model is not None and getattr(model, "_logger", None) is not None:
+            model.logger.close()
+        raise WriteFailed(_write_failed_message(config, error)) from None
+
+
+def _write_failed_message(config: TrainConfig, error: WriteFailed | OSError) -> str:
+    """The one line of a run stopped by a file it could not write: what, why, and the way on."""
+    what = str(error) if isinstance(error, WriteFailed) else f"cannot write {error.filename or 'a file'}: {error.strerror}"
+    kept = candidates(config.run_dir)
+    if not kept:
+        return f"[train] {what}; no checkpoint kept. Once the disk has room, start the run again with the same command"
+    return (
+        f"[train] {what}; the run stopped, its latest checkpoint is {kept[0].name}. Once the disk has room (and is "
+        f"writable), resume with: {command(config, '--resume')}"
+    )
 
 
 def _interrupted_message(config: TrainConfig, model: MaskablePPO | None, stop: KeyboardInterrupt) -> str:
