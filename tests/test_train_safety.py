@@ -295,7 +295,7 @@ def test_an_old_pickled_state_is_refused_with_a_reason(tmp_path):
     marker = tmp_path / "pwned"
     (tmp_path / "state.pkl").write_bytes(dotted_name_payload(marker))
     with pytest.raises(ResumeError, match=r"older version as a pickle \(state.pkl\), which this version no longer reads"):
-        load_state(tmp_path)
+        load_state(tmp_path, 2**20, 2**20)
     assert not marker.exists()
 
 

@@ -38,12 +38,14 @@ import numpy as np
 from sb3_contrib import MaskablePPO
 
 from .pull import PullingPPO
-from .state_file import like
+from .state_checks import MAX_RETURN, MAX_REWARD, count, in_range, keys, like
 
-PENDING_FIELDS = (
+PENDING_ARRAYS = (
     "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",
-    "action_masks", "pos", "full", "generator_ready",
+    "action_masks",
 )  # fmt: skip
+PENDING_FIELDS = (*PENDING_ARRAYS, "pos", "full", "generator_ready")
+MIN_LOG_PROB = -40.0  # a probability of 4e-18
 
 
 class _Collector:
@@ -115,6 +117,13 @@ class OverlappedMaskablePPO(PullingPPO):
     def rollout_steps(self) -> int:
         return self.n_steps * self.n_envs
 
+    def _excluded_save_params(self) -> list[str]:
+        """Not in the saved model: the collection's buffer, policy copy and thread (checkpoints keep
+        the waiting rollout as data, :meth:`pending_state`), which SB3 would otherwise pickle into
+        every checkpoint's and final.zip's data."""
+        collection = ("_spare", "_spare_full", "_behaviour", "_thread", "_outcome", "uncounted_steps")
+        return [*super()._excluded_save_params(), *collection]
+
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         args = (env, callback, n_rollout_steps, use_masking)
         if self._thread is None and not self._spare_full:  # nothing in flight or waiting: the first rollout
@@ -171,10 +180,42 @@ class OverlappedMaskablePPO(PullingPPO):
     def restore_pending(self, state: dict[str, Any] | None) -> None:
         """Continue from a checkpoint (its counters restored first): its waiting rollout is trained
         on next, before any collection, and its steps are counted at that join, as they were in
-        the uninterrupted run (see the module docstring)."""
-        if state is not None:
-            for name in PENDING_FIELDS:
-                setattr(self._spare, name, copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name))))
-            self._spare_full = True
-            self.num_timesteps -= self.rollout_steps
-            self.uncounted_steps = self.rollout_steps
+        the uninterrupted run (see the module docstring). The rollout is checked first (shapes,
+        dtypes, observations in the observation space, finite numbers, legal actions); a
+        ValueError names what does not fit, and nothing changes then."""
+        if state is None:
+            return
+        keys("the pending rollout", state, PENDING_FIELDS)
+        arrays = {
+            name: copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name)))
+            for name in PENDING_ARRAYS
+        }
+        self._check_pending(arrays)
+        count("pending rollout pos", state["pos"], self._spare.buffer_size, self._spare.buffer_size)
+        if state["full"] is not True or state["generator_ready"] is not False:
+            raise ValueError("pending rollout full must be True, generator_ready False (collected, not yet trained on)")
+        for name, array in arrays.items():
+            setattr(self._spare, name, array)
+        self._spare.pos, self._spare.full, self._spare.generator_ready = self._spare.buffer_size, True, False
+        self._spare_full = True
+        self.num_timesteps -= self.rollout_steps
+        self.uncounted_steps = self.rollout_steps
+
+    def _check_pending(self, arrays: dict[str, np.ndarray]) -> None:
+        space = self.observation_space
+        observations = arrays["observations"]
+        inside = (observations >= space.low).all() and (observations <= space.high).all()
+        if not (np.isfinite(observations).all() and inside):
+            raise ValueError("pending rollout observations must lie in the observation space")
+        in_range("pending rollout rewards", arrays["rewards"], -MAX_REWARD, MAX_REWARD)
+        for name in ("returns", "values", "advantages"):
+            in_range(f"pending rollout {name}", arrays[name], -MAX_RETURN, MAX_RETURN)
+        # a sampled action's log-probability: below -MIN_LOG_PROB none is ever drawn, and PPO's ratio would overflow
+        in_range("pending rollout log_probs", arrays["log_probs"], MIN_LOG_PROB, 0.0)
+        masks, starts, actions = arrays["action_masks"], arrays["episode_starts"], arrays["actions"]
+        if not (np.isin(masks, (0, 1)).all() and np.isin(starts, (0, 1)).all()):
+            raise ValueError("pending rollout action_masks and episode_starts must hold 0 or 1")
+        in_range("pending rollout actions", actions, 0, masks.shape[-1] - 1)
+        chosen = actions[..., 0].astype(np.int64)
+        if not (chosen == actions[..., 0]).all() or not np.take_along_axis(masks, chosen[..., None], axis=-1).all():
+            raise ValueError("pending rollout actions must be whole numbers, each legal under its mask")
