@@ -284,6 +284,49 @@ def test_a_damaged_or_tampered_latest_checkpoint_falls_back_without_running_code
     assert load_config(run / "config.yaml").total_steps == 768 and (run / "config.yaml").read_bytes() != saved
 
 
+def nan_policy(path: Path, good: Path) -> None:
+    weights = dict(np.load(good))
+    weights["w0"] = np.full_like(weights["w0"], np.nan)
+    np.savez(path, **weights)
+
+
+def narrower_policy(path: Path, good: Path) -> None:
+    weights = dict(np.load(good))
+    weights["w0"], weights["b0"], weights["w_out"] = weights["w0"][:, :8], weights["b0"][:8], weights["w_out"][:8]
+    np.savez(path, **weights)
+
+
+STUDENT_DAMAGE = {
+    "missing": (lambda path, good: None, "is missing"),
+    "garbage": (lambda path, good: path.write_bytes(b"PK\x03\x04 not a policy"), "not a readable policy export"),
+    "fifo": (lambda path, good: os.mkfifo(path), "is a FIFO, not a regular file: refused unopened"),
+    "dev_zero": (lambda path, good: path.symlink_to("/dev/zero"), "is a device or socket, not a regular file"),
+    "nan": (nan_policy, "w0 holds NaN or infinite values"),
+    "narrower": (narrower_policy, "w0 must be an array of shape (714, 16)"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(STUDENT_DAMAGE))
+def test_a_missing_or_damaged_student_is_a_clear_error_at_resume(finished_run, tmp_path, capsys, damage):
+    """The student PPO is pulled toward (students/round-K.npz, expert iteration's last) is read at
+    every resume: missing, damaged or another kind of network, it is refused in one line (exit 2)."""
+    run = copy_run(finished_run, tmp_path)
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "distil_labels": [10], "student_pull": 1.0}))
+    student = run / "students" / "round-1.npz"
+    student.parent.mkdir()
+    make, message = STUDENT_DAMAGE[damage]
+    make(student, run / "final.npz")
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(resume(tmp_path, 768))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    assert f"the student PPO is pulled toward ({student}) is missing or damaged: " in err and message in err, err
+    student.unlink(missing_ok=True)
+    (run / "final.npz").rename(student)  # the learner's own kind of network: the run goes on
+    assert train_main(resume(tmp_path, 768)) == 0
+
+
 def test_the_dotted_name_payload_would_run_under_a_plain_unpickler(tmp_path):
     """The payload of the test above is real: plain pickle runs it (so its absence above means something)."""
     marker = tmp_path / "pwned"

@@ -52,7 +52,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.atomic_file import atomic_path
-from agents.policy import PolicyBot, input_size, load_weights, save_weights, weights_from_policy
+from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
@@ -543,8 +543,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             set_actor(model.policy, student)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))
         if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
-            teacher = load_weights(expert_iteration.student_path(run_dir, len(config.distil_labels)))
-            model.pull = Pull(teacher, config.student_pull, config.student_pull_steps, config.seed)
+            model.pull = Pull(_teacher(config, model), config.student_pull, config.student_pull_steps, config.seed)
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint
                 shutil.rmtree(stale)
@@ -576,6 +575,18 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()
         raise WriteFailed(_write_failed_message(config, error)) from None
+
+
+def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
+    """The last round's student, which PPO is pulled toward; a ResumeError if it is missing or damaged."""
+    path = expert_iteration.student_path(config.run_dir, len(config.distil_labels))
+    try:
+        return expert_iteration.read_student(path, weights_from_policy(model.policy))
+    except ValueError as err:
+        raise ResumeError(
+            f"the student PPO is pulled toward ({path}) is missing or damaged: {err}. The run cannot go on exactly "
+            "without it (put it back, or start again under another --run-name)"
+        ) from None
 
 
 def _write_failed_message(config: TrainConfig, error: WriteFailed | OSError) -> str:
