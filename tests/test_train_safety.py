@@ -562,6 +562,24 @@ def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsy
     assert not list((tmp_path / "tiny" / "checkpoints").iterdir())
 
 
+def test_a_disk_full_at_the_final_files_stops_in_one_line_and_a_resume_writes_them(tmp_path, capsys, monkeypatch):
+    import train.run
+
+    def full(weights, path):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(train.run, "save_weights", full)
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
+    run = tmp_path / "tiny"
+    err = capsys.readouterr().err
+    assert err.startswith(f"[train] cannot write {run / 'final.npz'}: No space left on device; the run stopped, its "
+                          "latest checkpoint is step_0000000512.") and "Traceback" not in err, err  # fmt: skip
+    assert not [p for p in run.rglob("*") if p.name.startswith(".")] and not (run / "final.npz").exists()
+    monkeypatch.undo()
+    assert train_main(resume(tmp_path)) == 0  # the finished run's last checkpoint: the final files are written
+    assert (run / "final.npz").is_file() and "at step 512 of 512" in capsys.readouterr().err
+
+
 def test_a_checkpoint_written_again_for_its_step_replaces_the_old_one_only_when_whole(tmp_path):
     from train.checkpoints import WriteFailed, write_checkpoint
 
