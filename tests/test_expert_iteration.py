@@ -5,6 +5,7 @@ resumes to the same students; the config's checks; the actor handed to PPO."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
 from pathlib import Path
 
@@ -98,6 +99,26 @@ def test_a_stopped_pipeline_resumes_to_the_same_student(rounds, tmp_path: Path) 
     assert "round 1: labelling" not in log and "round 2: labelling" in log
     assert all(np.array_equal(resumed[k], student[k]) for k in student)
     assert ei.read_rounds(copy.run_dir) == ei.read_rounds(config.run_dir)  # round 1 scored again, the same
+
+
+@pytest.mark.parametrize("damage", ["garbage", "fifo", "nan"])
+def test_a_damaged_student_of_a_finished_round_is_fitted_again_the_same(rounds, tmp_path: Path, damage) -> None:
+    config, student, _ = rounds
+    copy = tiny(tmp_path)
+    shutil.copytree(config.run_dir, copy.run_dir)
+    path = ei.student_path(copy.run_dir, 2)
+    if damage == "garbage":
+        path.write_bytes(b"not a policy")
+    elif damage == "fifo":
+        path.unlink()
+        os.mkfifo(path)  # never opened: reading it would wait forever
+    else:
+        np.savez(path, **{k: np.full_like(v, np.nan) if v.dtype.kind == "f" else v for k, v in student.items()})
+    resumed, log = run(copy)
+    assert "round 2: the student is damaged (" in log and "fitting it again" in log
+    assert "round 1: the student is damaged" not in log
+    assert all(np.array_equal(resumed[k], student[k]) for k in student)
+    assert all(np.array_equal(load_weights(path)[k], student[k]) for k in student)
 
 
 def test_without_rounds_the_start_is_returned(tmp_path: Path) -> None:

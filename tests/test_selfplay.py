@@ -169,17 +169,35 @@ def test_a_restored_state_continues_exactly():
     env.reset()
     rng = np.random.default_rng(5)
     for _ in range(30):
-        env.step(random_actions(env, rng))
+        observations = env.step(random_actions(env, rng))[0]
     state = env.get_state()
     twin = make_env({"self": 1, "snapshot": 1, "expert": 1}, seed=99)
     twin.reset()
-    twin.set_state(state)
+    np.testing.assert_array_equal(twin.set_state(state, random_weights(0)), observations)  # what the last step returned
     for _ in range(60):
         actions = random_actions(env, rng)
         a, b = env.step(actions), twin.step(actions)
         for x, y in zip(a[:3], b[:3]):
             np.testing.assert_array_equal(x, y)
     np.testing.assert_array_equal(env.game.get_state()["st"], twin.game.get_state()["st"])
+
+
+def test_a_state_that_does_not_fit_is_refused_and_changes_nothing():
+    env = make_env({"self": 1, "snapshot": 1, "random": 1}, n=6)
+    env.reset()
+    state, before = env.get_state(), env.get_state()
+    state["deal_seen"] = state["deal_seen"] + 1
+    with pytest.raises(ValueError, match="deal_seen must be the deal each table is in"):
+        env.set_state(state, random_weights(0))
+    state = env.get_state()
+    state["pool"]["snapshots"][2] = random_weights(0, hidden=33)
+    with pytest.raises(ValueError, match="snapshot 2 w0 must be an array of shape"):
+        env.set_state(state, random_weights(0))
+    after = env.get_state()
+    assert all(np.array_equal(before["game"][k], after["game"][k]) for k in before["game"])
+    assert sorted(after["pool"]["snapshots"]) == [1, 2] and after["pool"]["snapshots"][2]["w0"].shape[1] == 32
+    assert before["rng"] == after["rng"] and before["opponents"] == after["opponents"]
+    assert np.array_equal(before["deal_seen"], after["deal_seen"])
 
 
 def test_a_state_of_another_size_is_refused():

@@ -3,6 +3,7 @@ checkpoints are skipped or refused, Ctrl-C and ``kill -9`` leave a resumable run
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pickle
@@ -22,7 +23,7 @@ pytest.importorskip("sb3_contrib")
 from eval.run_lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
-from train.checkpoints import ResumeError, load_state  # noqa: E402
+from train.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
 from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
 
 TINY = {
@@ -181,6 +182,52 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
     assert (run / "config.yaml").read_bytes() == saved
 
 
+FINAL_FILES = ("final.zip", "final.npz", "evaluations.csv", "learning_curve.png")
+
+
+def only_checkpoint(run: Path, folder: Path, into: Path) -> Path:
+    """A copy of ``run`` as a run stopped right after writing checkpoint ``folder`` (its only one, no final files)."""
+    import shutil
+
+    copy = into / run.name
+    shutil.copytree(run, copy, ignore=lambda where, names: [n for n in names if n in FINAL_FILES])
+    for other in (copy / "checkpoints").glob("step_*"):
+        if other.name != folder.name:
+            shutil.rmtree(other)
+    (copy / "checkpoints" / "latest").write_text(folder.name + "\n")
+    return copy
+
+
+def evaluation_rows(run: Path) -> list[list[str]]:
+    """evaluations.csv without its minutes column (the wall clock's)."""
+    return [row[:1] + row[2:] for row in (line.split(",") for line in (run / "evaluations.csv").read_text().splitlines())]
+
+
+def test_a_run_resumed_from_any_checkpoint_ends_as_the_uninterrupted_one(tmp_path, capsys, monkeypatch):
+    """Overlapped updates (train/overlap.py): every checkpoint holds a rollout collected ahead, the
+    last one too (the run collects one rollout past total_steps); each resume ends with the
+    uninterrupted run's weights and evaluations."""
+    monkeypatch.setattr("train.checkpoints.KEEP", 10)  # every checkpoint stays, to resume from each
+    rollout = 64  # 2 tables x 32 steps
+    config = tiny_config(tmp_path, overlap_updates=True, n_steps=32, batch_size=64, total_steps=2 * rollout, checkpoint_every=rollout)
+    assert train_main(args(config, tmp_path / "whole")) == 0
+    run = tmp_path / "whole" / "tiny"
+    folders = sorted(run.glob("checkpoints/step_*"))
+    assert [checkpoint_step(f) for f in folders] == [rollout, 2 * rollout, 3 * rollout]
+    whole = np.load(run / "final.npz")
+    for folder in sorted(folders, key=lambda f: checkpoint_step(f) != 2 * rollout):  # the issue's case first: total_steps
+        stopped = only_checkpoint(run, folder, tmp_path / folder.name)
+        capsys.readouterr()
+        assert train_main(resume(stopped.parent)) == 0
+        resumed = np.load(stopped / "final.npz")
+        for key in whole.files:
+            np.testing.assert_array_equal(whole[key], resumed[key], err_msg=f"resumed from {folder.name}: {key} differs")
+        assert evaluation_rows(stopped) == evaluation_rows(run)
+        step = checkpoint_step(folder) - rollout  # trained on
+        assert f"from checkpoint {folder.name} at step {step:,} of 128 (the rollout collected ahead, to step " in capsys.readouterr().err
+        assert latest_step(stopped) == 3 * rollout  # the same last checkpoint, to extend the run from
+
+
 def dotted_name_payload(marker: Path) -> bytes:
     """A protocol-4 pickle that names module ``agents.base`` and the dotted name
     ``np.f2py.subprocess.Popen``: an unpickler that follows dotted names runs ``touch marker``."""
@@ -237,6 +284,49 @@ def test_a_damaged_or_tampered_latest_checkpoint_falls_back_without_running_code
     assert load_config(run / "config.yaml").total_steps == 768 and (run / "config.yaml").read_bytes() != saved
 
 
+def nan_policy(path: Path, good: Path) -> None:
+    weights = dict(np.load(good))
+    weights["w0"] = np.full_like(weights["w0"], np.nan)
+    np.savez(path, **weights)
+
+
+def narrower_policy(path: Path, good: Path) -> None:
+    weights = dict(np.load(good))
+    weights["w0"], weights["b0"], weights["w_out"] = weights["w0"][:, :8], weights["b0"][:8], weights["w_out"][:8]
+    np.savez(path, **weights)
+
+
+STUDENT_DAMAGE = {
+    "missing": (lambda path, good: None, "is missing"),
+    "garbage": (lambda path, good: path.write_bytes(b"PK\x03\x04 not a policy"), "not a readable policy export"),
+    "fifo": (lambda path, good: os.mkfifo(path), "is a FIFO, not a regular file: refused unopened"),
+    "dev_zero": (lambda path, good: path.symlink_to("/dev/zero"), "is a device or socket, not a regular file"),
+    "nan": (nan_policy, "w0 holds NaN or infinite values"),
+    "narrower": (narrower_policy, "w0 must be an array of shape (714, 16)"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(STUDENT_DAMAGE))
+def test_a_missing_or_damaged_student_is_a_clear_error_at_resume(finished_run, tmp_path, capsys, damage):
+    """The student PPO is pulled toward (students/round-K.npz, expert iteration's last) is read at
+    every resume: missing, damaged or another kind of network, it is refused in one line (exit 2)."""
+    run = copy_run(finished_run, tmp_path)
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "distil_labels": [10], "student_pull": 1.0}))
+    student = run / "students" / "round-1.npz"
+    student.parent.mkdir()
+    make, message = STUDENT_DAMAGE[damage]
+    make(student, run / "final.npz")
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(resume(tmp_path, 768))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    assert f"the student PPO is pulled toward ({student}) is missing or damaged: " in err and message in err, err
+    student.unlink(missing_ok=True)
+    (run / "final.npz").rename(student)  # the learner's own kind of network: the run goes on
+    assert train_main(resume(tmp_path, 768)) == 0
+
+
 def test_the_dotted_name_payload_would_run_under_a_plain_unpickler(tmp_path):
     """The payload of the test above is real: plain pickle runs it (so its absence above means something)."""
     marker = tmp_path / "pwned"
@@ -248,7 +338,7 @@ def test_an_old_pickled_state_is_refused_with_a_reason(tmp_path):
     marker = tmp_path / "pwned"
     (tmp_path / "state.pkl").write_bytes(dotted_name_payload(marker))
     with pytest.raises(ResumeError, match=r"older version as a pickle \(state.pkl\), which this version no longer reads"):
-        load_state(tmp_path)
+        load_state(tmp_path, 2**20, 2**20)
     assert not marker.exists()
 
 
@@ -409,6 +499,104 @@ def test_a_lost_run_config_is_recovered_from_the_checkpoint(finished_run, tmp_pa
     assert f"{run / 'config.yaml'} was missing: the run's config is the copy in {run}/checkpoints/step_0000000512" in err
     assert "from checkpoint step_0000000512 at step 512 of 768" in err
     assert load_config(run / "config.yaml").total_steps == 768 and saved != (run / "config.yaml").read_bytes()
+
+
+# ---------------------------------------------------------------- a full or read-only disk
+
+
+def disk_error(code: int, calls: int, write):
+    """``write``, failing with OSError ``code`` from its ``calls``-th call on (after writing part of its file)."""
+    made = []
+
+    def failing(*a, **k):
+        made.append(1)
+        if len(made) < calls:
+            return write(*a, **k)
+        if write.__name__ == "write_state":
+            np.savez(a[0] / "state.npz", part=np.zeros(1000))  # the model and part of the state are written
+        raise OSError(code, os.strerror(code))
+
+    return failing
+
+
+@pytest.mark.parametrize(
+    "code, target, calls",
+    [
+        (errno.ENOSPC, "write_state", 2),  # the second checkpoint's state (its model is written)
+        (errno.EDQUOT, "write_state", 2),
+        (errno.EROFS, "write_text", 3),  # its pointer "latest" (the first write_text is config.yaml)
+    ],
+)
+def test_a_disk_that_refuses_a_checkpoint_stops_the_run_in_one_line_and_keeps_the_previous_one(
+    tmp_path, capsys, monkeypatch, code, target, calls
+):
+    import train.checkpoints
+
+    monkeypatch.setattr(train.checkpoints, target, disk_error(code, calls, getattr(train.checkpoints, target)))
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74  # the second checkpoint (step 512) fails
+    err = capsys.readouterr().err
+    run = tmp_path / "tiny"
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(
+        f"[train] cannot write checkpoint step_0000000512 in {run / 'checkpoints'}: {os.strerror(code)}; the run "
+        f"stopped, its latest checkpoint is step_0000000256. Once the disk has room (and is writable), resume with: "
+        f"python -m train --run-name tiny --output-dir {tmp_path} --resume"
+    ), err
+    assert not [p for p in run.rglob("*") if p.name.startswith(".")], "a temporary file or folder was left"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["latest", "step_0000000256"]
+    assert latest_step(run) == 256 and not (run / "final.zip").exists()
+    monkeypatch.undo()
+    assert train_main(resume(tmp_path)) == 0  # the disk has room again
+    assert "from checkpoint step_0000000256 at step 256 of 512" in capsys.readouterr().err
+
+
+def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsys, monkeypatch):
+    import train.checkpoints
+
+    monkeypatch.setattr(train.checkpoints, "write_state", disk_error(errno.ENOSPC, 1, train.checkpoints.write_state))
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
+    err = capsys.readouterr().err
+    assert err.strip().endswith(
+        "No space left on device; no checkpoint kept. Once the disk has room, start the run again with the same command"
+    ) and "Traceback" not in err, err
+    assert not list((tmp_path / "tiny" / "checkpoints").iterdir())
+
+
+def test_a_disk_full_at_the_final_files_stops_in_one_line_and_a_resume_writes_them(tmp_path, capsys, monkeypatch):
+    import train.run
+
+    def full(weights, path):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(train.run, "save_weights", full)
+    assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
+    run = tmp_path / "tiny"
+    err = capsys.readouterr().err
+    assert err.startswith(f"[train] cannot write {run / 'final.npz'}: No space left on device; the run stopped, its "
+                          "latest checkpoint is step_0000000512.") and "Traceback" not in err, err  # fmt: skip
+    assert not [p for p in run.rglob("*") if p.name.startswith(".")] and not (run / "final.npz").exists()
+    monkeypatch.undo()
+    assert train_main(resume(tmp_path)) == 0  # the finished run's last checkpoint: the final files are written
+    assert (run / "final.npz").is_file() and "at step 512 of 512" in capsys.readouterr().err
+
+
+def test_a_checkpoint_written_again_for_its_step_replaces_the_old_one_only_when_whole(tmp_path):
+    from train.checkpoints import WriteFailed, write_checkpoint
+
+    write_checkpoint(tmp_path, 7, lambda folder: (folder / "data").write_text("first"))
+
+    def fails(folder: Path) -> None:
+        (folder / "data").write_text("second, cut")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(WriteFailed, match="cannot write checkpoint step_0000000007 in .*: No space left on device"):
+        write_checkpoint(tmp_path, 7, fails)
+    root = tmp_path / "checkpoints"
+    assert sorted(p.name for p in root.iterdir()) == ["latest", "step_0000000007"]
+    assert (root / "step_0000000007" / "data").read_text() == "first"
+    write_checkpoint(tmp_path, 7, lambda folder: (folder / "data").write_text("third"))
+    assert sorted(p.name for p in root.iterdir()) == ["latest", "step_0000000007"]
+    assert (root / "step_0000000007" / "data").read_text() == "third"
 
 
 # ---------------------------------------------------------------- Ctrl-C anywhere

@@ -11,7 +11,10 @@
 The config, the output folder and the run lock are checked before torch is imported, so a bad
 value or a second run of the same folder is refused at once. Ctrl-C at any moment gives one line
 and exit code 130, SIGTERM (a scheduler's stop) the same with 143; if the work was done, it says so
-and exits 0. A progress line comes at least every 10 s in every phase (train/progress.py).
+and exits 0. A file the run cannot write (a full or read-only disk) stops it with one line and exit
+code 74: no temporary file is left, the previous checkpoint stays the latest, and the line says
+how to resume once the disk has room. A progress line comes at least every 10 s in every phase
+(train/progress.py).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def _main(argv: list[str]) -> int:
 
     from eval.run_lock import RunInUseError
 
-    from .checkpoints import ResumeError, candidates, saved_config_file
+    from .checkpoints import ResumeError, WriteFailed, candidates, saved_config_file
     from .cli import add_run_arguments, rule_options
     from .config import DEFAULT_CONFIG, ConfigError, check_memory, load_config, run_folder
     from .progress import Progress
@@ -94,6 +97,9 @@ def _main(argv: list[str]) -> int:
             progress.close()
     except (ConfigError, ResumeError, RunInUseError) as err:
         parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
+    except WriteFailed as err:  # a full or read-only disk: the line says what was kept and how to go on
+        print(err, file=sys.stderr)
+        return err.code
     print(f"final policy: {final} (and {final.with_suffix('.npz')}); tensorboard --logdir {config.run_dir}")
     return 0
 

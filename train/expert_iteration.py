@@ -12,6 +12,8 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    logit matching (each legal action's logit regressed on its searched value above the legal mean:
    it averages the labels' noise where cross-entropy toward search's choice copies the expert), 5%
    held out to report the regret. The student is ``students/round-K.npz`` (K = 1, 2, ...), a policy file.
+   A resumed run reads it as the learner's kind of network only (:func:`read_student`); a damaged
+   one is fitted again, the same.
 3. **Evaluate** the student against each bot of ``distil_eval`` (duplicate, its number of board pairs):
    ``rounds.csv``, ``expert_iteration.png`` and the ``expert_iteration/*`` tensorboard tags
    (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``, ``win_rate_high_vs_<bot>``, at step K).
@@ -46,6 +48,8 @@ from .distil import Actor, fit, read_labels
 from .label_set import META_FILE, LabelSettings, move_player, read_meta
 from .labels import DEFAULT_TABLES, make_labels
 from .progress import Progress, duration
+from .state_checks import weights_like
+from .state_file import regular_file
 
 FIRST_PLAYER = "expert"  # whose play reaches the first round's positions
 SEARCH_MARGIN = 0.01  # search's default margin
@@ -58,6 +62,18 @@ TB_DIR = "expert_iteration"
 
 def student_path(run_dir: Path, round_: int) -> Path:
     return run_dir / "students" / f"round-{round_}.npz"
+
+
+def read_student(path: Path, actor: Weights) -> Weights:
+    """The student at ``path``, if it is a regular file holding a policy shaped as ``actor`` (the
+    learner's actor: arrays, shapes, input layout) that passes a policy file's checks; a
+    ValueError saying what is wrong otherwise (missing, a FIFO or device, damaged, another network)."""
+    regular_file(path, 2 * sum(a.nbytes for a in actor.values()) + 2**20)
+    try:
+        weights = load_weights(path)
+    except OSError as err:
+        raise ValueError(f"{path} cannot be read: {err.strerror or err}") from None
+    return weights_like(str(path), weights, actor)
 
 
 def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettings]]:
@@ -95,9 +111,8 @@ def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes:
         sets = label_sets(config, round_)
         folders += [folder for folder, _ in sets]
         path = student_path(config.run_dir, round_)
-        if path.exists():  # a round finished before a stop
-            student = load_weights(path)
-        else:
+        student = _finished_student(path, start, round_, progress)
+        if student is None:
             begun = time.monotonic()
             for folder, settings in sets:
                 _follow_a_move(folder, settings)
@@ -114,6 +129,18 @@ def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes:
             rows = [row for row in rows if row[0] != round_] + scores
             write_rounds(config.run_dir, rows)
     return student
+
+
+def _finished_student(path: Path, start: Weights, round_: int, progress: Progress) -> Weights | None:
+    """The student of a round finished before a stop, or None when the round must (again) fit one:
+    a damaged student is fitted again, the same (the same labels and seeds)."""
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        return read_student(path, start)
+    except ValueError as err:
+        progress.say(f"round {round_}: the student is damaged ({err}); fitting it again")
+        return None
 
 
 def _follow_a_move(folder: Path, settings: LabelSettings) -> None:

@@ -15,7 +15,7 @@ PolicyBot with the same weights and draws would.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,7 +23,9 @@ import agents
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
 
 from .config import SELF, SNAPSHOT
-from .state_file import like
+from .state_checks import count, keys, weights_like
+
+MAX_SNAPSHOT_ID = 2**62  # (ids count snapshots: a run takes one per update at most)
 
 
 class Opponent(NamedTuple):
@@ -99,16 +101,26 @@ class OpponentPool:
             "next_id": self.next_id,
         }
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: dict, actor: Weights) -> None:
         """Continue from a :meth:`get_state`; a ValueError (or KeyError, TypeError) names what
-        does not fit (each network's weights are checked as a policy file's are)."""
-        current = None if state["current"] is None else Network(state["current"])
+        does not fit, and nothing changes then. Each network must have the shapes of ``actor``
+        (the learner's weights) and pass a policy file's checks; the snapshots must be the newest
+        ``max_snapshots`` ids below ``next_id``, the retired ones older."""
+        keys("the opponent pool's state", state, ("current", "snapshots", "retired", "next_id"))
+        next_id = count("the pool's next_id", state["next_id"], 0, MAX_SNAPSHOT_ID)
+        current = _network("the pool's current policy", state["current"], actor)
         snapshots, retired = (
-            {like("snapshot id", i, 0): Network(w) for i, w in state[key].items()} for key in ("snapshots", "retired")
+            {count(f"{key} id", i, 0, next_id - 1): _network(f"snapshot {i}", w, actor) for i, w in _items(key, state)}
+            for key in ("snapshots", "retired")
         )
-        next_id = like("next_id", state["next_id"], 0)
-        if any(i >= next_id for i in [*snapshots, *retired]):
-            raise ValueError(f"next_id ({next_id}) must be above every snapshot id")
+        kept = list(range(max(next_id - self.max_snapshots, 0), next_id))
+        if sorted(snapshots) != kept:
+            raise ValueError(
+                f"the pool keeps the newest {self.max_snapshots} snapshots below next_id {next_id}, "
+                f"got ids {sorted(snapshots)[:20]}"
+            )
+        if any(i >= kept[0] for i in retired):
+            raise ValueError("retired snapshots must be older than the ones kept")
         self.current, self.snapshots, self.retired, self.next_id = current, snapshots, retired, next_id
 
     def act(
@@ -117,3 +129,15 @@ class OpponentPool:
         """The actions of the network ``opponent`` at n tables: a sample per row, at ``uniforms``."""
         network = self.network(opponent)
         return choose(network.logits(batch_inputs(network.layout, observations, masks)), masks, uniforms)
+
+
+def _items(name: str, state: dict) -> list[tuple[Any, Any]]:
+    """The (id, weights) of the pool state's ``name`` (snapshots or retired)."""
+    if not isinstance(state[name], dict):
+        raise ValueError(f"the pool's {name} must be a dict of id: weights, got {type(state[name]).__name__}")
+    return list(state[name].items())
+
+
+def _network(name: str, weights: Any, actor: Weights) -> Network:
+    """A network of ``weights``, if they are shaped as ``actor`` and pass a policy file's checks."""
+    return Network(weights_like(name, weights, actor))

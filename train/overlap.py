@@ -15,7 +15,16 @@ which training does not use (minibatches are shuffled with numpy's); so a run is
 from its seed whatever the threads' timing. Everything between two updates (SB3's
 ``on_rollout_start``: snapshots, evaluations, checkpoints) happens on the main thread while no
 collection is in flight, and a checkpoint holds the collected rollout that is waiting to be
-trained on (:meth:`pending_state`), so a resumed run ends with the same weights.
+trained on (:meth:`pending_state`).
+
+The model's step counter takes a rollout in at the join, and SB3's loop stops once the counter
+reaches ``total_timesteps``: so when the loop checks it, it counts the rollouts trained on, not
+the one collected ahead. A checkpoint is written after a join (its step counts the rollout
+waiting); :meth:`restore_pending` puts the model back where it was before that join, the
+rollout's steps counted again only when it is taken in. A run resumed from any checkpoint, the
+last one included, so makes the same updates as the uninterrupted run and ends with the same
+weights. After the last update one more rollout is collected (to ``total_steps`` plus a
+rollout): the last checkpoint holds it, so that a run extended later goes on exactly.
 """
 
 from __future__ import annotations
@@ -29,12 +38,14 @@ import numpy as np
 from sb3_contrib import MaskablePPO
 
 from .pull import PullingPPO
-from .state_file import like
+from .state_checks import MAX_RETURN, MAX_REWARD, count, in_range, keys, like
 
-PENDING_FIELDS = (
+PENDING_ARRAYS = (
     "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",
-    "action_masks", "pos", "full", "generator_ready",
+    "action_masks",
 )  # fmt: skip
+PENDING_FIELDS = (*PENDING_ARRAYS, "pos", "full", "generator_ready")
+MIN_LOG_PROB = -40.0  # a probability of 4e-18
 
 
 class _Collector:
@@ -100,6 +111,18 @@ class OverlappedMaskablePPO(PullingPPO):
         self._behaviour = copy.deepcopy(self.policy)  # the frozen copy the collection acts with
         self._thread: threading.Thread | None = None
         self._outcome: tuple[_Collector, bool] | BaseException | None = None
+        self.uncounted_steps = 0  # the steps of a restored rollout, counted at its join
+
+    @property
+    def rollout_steps(self) -> int:
+        return self.n_steps * self.n_envs
+
+    def _excluded_save_params(self) -> list[str]:
+        """Not in the saved model: the collection's buffer, policy copy and thread (checkpoints keep
+        the waiting rollout as data, :meth:`pending_state`), which SB3 would otherwise pickle into
+        every checkpoint's and final.zip's data."""
+        collection = ("_spare", "_spare_full", "_behaviour", "_thread", "_outcome", "uncounted_steps")
+        return [*super()._excluded_save_params(), *collection]
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         args = (env, callback, n_rollout_steps, use_masking)
@@ -134,7 +157,9 @@ class OverlappedMaskablePPO(PullingPPO):
         outcome, self._outcome = self._outcome, None
         if isinstance(outcome, BaseException):
             raise outcome
-        if outcome is None:  # a rollout restored from a checkpoint
+        if outcome is None:  # a rollout restored from a checkpoint: taken in now
+            self.num_timesteps += self.uncounted_steps
+            self.uncounted_steps = 0
             return True
         collector, went_on = outcome
         collector.merge_into(self)
@@ -153,8 +178,44 @@ class OverlappedMaskablePPO(PullingPPO):
         return {name: copy.copy(getattr(self._spare, name)) for name in PENDING_FIELDS}
 
     def restore_pending(self, state: dict[str, Any] | None) -> None:
-        """Continue from a checkpoint: its waiting rollout is trained on next, before any collection."""
-        if state is not None:
-            for name in PENDING_FIELDS:
-                setattr(self._spare, name, copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name))))
-            self._spare_full = True
+        """Continue from a checkpoint (its counters restored first): its waiting rollout is trained
+        on next, before any collection, and its steps are counted at that join, as they were in
+        the uninterrupted run (see the module docstring). The rollout is checked first (shapes,
+        dtypes, observations in the observation space, finite numbers, legal actions); a
+        ValueError names what does not fit, and nothing changes then."""
+        if state is None:
+            return
+        keys("the pending rollout", state, PENDING_FIELDS)
+        arrays = {
+            name: copy.copy(like(f"pending rollout {name}", state[name], getattr(self._spare, name)))
+            for name in PENDING_ARRAYS
+        }
+        self._check_pending(arrays)
+        count("pending rollout pos", state["pos"], self._spare.buffer_size, self._spare.buffer_size)
+        if state["full"] is not True or state["generator_ready"] is not False:
+            raise ValueError("pending rollout full must be True, generator_ready False (collected, not yet trained on)")
+        for name, array in arrays.items():
+            setattr(self._spare, name, array)
+        self._spare.pos, self._spare.full, self._spare.generator_ready = self._spare.buffer_size, True, False
+        self._spare_full = True
+        self.num_timesteps -= self.rollout_steps
+        self.uncounted_steps = self.rollout_steps
+
+    def _check_pending(self, arrays: dict[str, np.ndarray]) -> None:
+        space = self.observation_space
+        observations = arrays["observations"]
+        inside = (observations >= space.low).all() and (observations <= space.high).all()
+        if not (np.isfinite(observations).all() and inside):
+            raise ValueError("pending rollout observations must lie in the observation space")
+        in_range("pending rollout rewards", arrays["rewards"], -MAX_REWARD, MAX_REWARD)
+        for name in ("returns", "values", "advantages"):
+            in_range(f"pending rollout {name}", arrays[name], -MAX_RETURN, MAX_RETURN)
+        # a sampled action's log-probability: below -MIN_LOG_PROB none is ever drawn, and PPO's ratio would overflow
+        in_range("pending rollout log_probs", arrays["log_probs"], MIN_LOG_PROB, 0.0)
+        masks, starts, actions = arrays["action_masks"], arrays["episode_starts"], arrays["actions"]
+        if not (np.isin(masks, (0, 1)).all() and np.isin(starts, (0, 1)).all()):
+            raise ValueError("pending rollout action_masks and episode_starts must hold 0 or 1")
+        in_range("pending rollout actions", actions, 0, masks.shape[-1] - 1)
+        chosen = actions[..., 0].astype(np.int64)
+        if not (chosen == actions[..., 0]).all() or not np.take_along_axis(masks, chosen[..., None], axis=-1).all():
+            raise ValueError("pending rollout actions must be whole numbers, each legal under its mask")

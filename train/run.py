@@ -9,7 +9,9 @@
 3. Build the MaskablePPO model, a trunk shared by actor and critic (:mod:`train.network`); pin
    torch to one thread. A new model may first imitate a
    teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
-   state and counters (read as data: :mod:`train.checkpoints`).
+   state and counters (read as data, within the sizes of the run's objects:
+   :mod:`train.checkpoints`), once every value has been checked against the run (the step of
+   the checkpoint's folder, the config, the networks, the tables' state; :func:`_restore`).
    Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
    search (:mod:`train.expert_iteration`: label, fit, evaluate; ``rounds.csv`` and
    ``expert_iteration.png``).
@@ -21,7 +23,8 @@
 
 Ctrl-C stops training at once: checkpoint and final writes finish first, and one line says which
 checkpoint was kept and how to resume (or, when the final files were being written, that the run
-finished).
+finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
+:class:`train.checkpoints.WriteFailed` (exit code 74): the previous checkpoint stays the latest.
 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
@@ -32,9 +35,12 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 
 from __future__ import annotations
 
+import errno
+import math
 import random
 import shutil
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +52,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.atomic_file import atomic_path
-from agents.policy import PolicyBot, input_size, load_weights, save_weights, weights_from_policy
+from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
@@ -54,8 +60,10 @@ from . import curve, expert_iteration, imitation
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
+    WriteFailed,
     candidates,
     check_extension,
+    checkpoint_step,
     load_model_params,
     load_state,
     newest_intact,
@@ -68,12 +76,14 @@ from .checkpoints import (
 from .config import TrainConfig, check_memory, load_config
 from .network import policy_class, policy_kwargs, set_actor
 from .opponents import OpponentPool
-from .overlap import OverlappedMaskablePPO
+from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
 from .progress import Progress, duration
 from .pull import Pull, PullingPPO
 from .run_folder import command, hold_run
 from .selfplay import SelfPlayVecEnv
-from .state_file import like
+from .state_checks import (
+    brief, count, in_range, keys, like, number, numpy_global_state, python_random_state, torch_rng_state,
+)  # fmt: skip
 
 TB_NAME = "tensorboard"
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
@@ -81,6 +91,10 @@ SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
     "ep_info_buffer", "ep_success_buffer",
 )  # fmt: skip
+
+
+MISC_BYTES = 2**20  # in a checkpoint's files, room for what does not grow with the run (generators, counters, headers)
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO)  # a write the disk refused
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -156,17 +170,31 @@ class Trainer(BaseCallback):
         names = ("next_snapshot", "next_eval", "next_checkpoint", "latest_eval", "evaluations")
         return {k: getattr(self, k) for k in names} | {"minutes_before": self.minutes()}
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Continue from a :meth:`state`; a ValueError (or TypeError) names what does not fit."""
-        mine = self.state()
-        if set(state) != set(mine):
-            raise ValueError(f"the trainer's state must have the keys {sorted(mine)}, got {sorted(state)}")
-        for name in mine:
-            like(f"trainer {name}", state[name], mine[name])
-        for bot, row in state["latest_eval"].items():
-            _check_row(f"the evaluation (win, low, high) against {bot!r}", row, (0.0, 0.0, 0.0))
-        for row in state["evaluations"]:
-            _check_row("an evaluations row (steps, minutes, bot, win, low, high)", row, (0, 0.0, "", 0.0, 0.0, 0.0))
+    def restore(self, state: dict[str, Any], step: int) -> None:
+        """Continue from a :meth:`state` of a checkpoint at ``step``, once it is checked: the
+        schedule's next steps (multiples of their period, at most a period past ``step``), the
+        evaluations (against eval_opponents, no later than ``step``, rates in [0, 1], no more
+        than the run can have made). A ValueError (or TypeError) names what does not fit."""
+        config, mine = self.config, self.state()
+        keys("the trainer's state", state, mine)
+        for name, every in (
+            ("next_snapshot", config.snapshot_every), ("next_eval", config.eval_every),
+            ("next_checkpoint", config.checkpoint_every),
+        ):  # fmt: skip
+            if count(f"trainer {name}", state[name], every, step + every) % every:
+                raise ValueError(f"trainer {name} must be a multiple of {every:,}, got {state[name]:,}")
+        for bot, row in like("trainer latest_eval", state["latest_eval"], {}).items():
+            name = f"the latest evaluation against {brief(bot)}"
+            _evaluation_row(name, (step, 0.0, bot, *like(name, row, ())), step, config)
+        rows = like("trainer evaluations", state["evaluations"], [])
+        most = len(config.eval_opponents) * (2 + step // config.eval_every + step // (config.n_envs * config.n_steps))
+        if len(rows) > most:  # the start, every eval_every steps, and the end of each part of a resumed run
+            raise ValueError(f"trainer evaluations holds {len(rows):,} rows; at step {step:,} at most {most:,}")
+        for row in rows:
+            _evaluation_row("an evaluations row (steps, minutes, bot, win, low, high)", row, step, config)
+        if [row[0] for row in rows] != sorted(row[0] for row in rows):
+            raise ValueError("trainer evaluations must be in the order of their steps")
+        number("trainer minutes_before", state["minutes_before"], 0.0)
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -177,7 +205,7 @@ class Trainer(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._clock = (time.monotonic(), self.model.num_timesteps)
-        if self.model.num_timesteps == 0:  # the starting point of the learning curve
+        if steps_collected(self.model) == 0:  # the starting point of the learning curve
             self.evaluate()
             self.logger.dump(0)
             self.progress.show()
@@ -291,11 +319,24 @@ class Trainer(BaseCallback):
         self._last_checkpoint = time.monotonic()
 
 
-def _check_row(name: str, row: Any, references: tuple) -> None:
-    if len(like(name, row, ())) != len(references):
-        raise ValueError(f"{name} must have {len(references)} items, got {row!r}")
-    for value, reference in zip(row, references):
-        like(name, value, reference)
+def steps_collected(model: MaskablePPO) -> int:
+    """The PPO steps the tables have made: the model's counter, and the steps of a restored
+    rollout that it counts only once that rollout is trained on (train/overlap.py); 0 only
+    before PPO's first rollout."""
+    return model.num_timesteps + (model.uncounted_steps if isinstance(model, OverlappedMaskablePPO) else 0)
+
+
+def _evaluation_row(name: str, row: Any, step: int, config: TrainConfig) -> None:
+    """A ValueError unless ``row`` is (steps, minutes, bot, win, low, high) of an evaluation at
+    most at ``step`` against one of eval_opponents, its rates in [0, 1]."""
+    if not isinstance(row, tuple) or len(row) != 6:
+        raise ValueError(f"{name} must be 6 values, got {brief(row)}")
+    count(f"{name}: steps", row[0], 0, step)
+    number(f"{name}: minutes", row[1], 0.0)
+    if not isinstance(row[2], str) or row[2] not in config.eval_opponents:
+        raise ValueError(f"{name}: bot must be one of eval_opponents {config.eval_opponents}, got {brief(row[2])}")
+    for value in row[3:]:
+        number(f"{name}: rates", value, 0.0, 1.0)
 
 
 def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> None:
@@ -315,40 +356,121 @@ def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> N
     )
 
 
-def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[VecMonitor, Trainer, MaskablePPO, int]:
+def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[VecMonitor, Trainer, MaskablePPO]:
     """A new env, trainer and model continuing from checkpoint ``folder``: ResumeError if it is
-    damaged or does not fit ``config`` (nothing outside the new objects is kept then, but the
-    global generators, which the next successful restore sets again)."""
-    state, params = load_state(folder), load_model_params(folder)
+    damaged or does not fit ``config``. Its files are read within the sizes this run's objects
+    take, every value is checked against the run before it is used, and the global generators
+    are set last, so a refused checkpoint changes nothing outside the new objects."""
+    step = checkpoint_step(folder)
+    rollout = config.n_envs * config.n_steps
+    last = (math.ceil(config.total_steps / rollout) + 1) * rollout  # the last checkpoint: a rollout past total_steps
+    if step % rollout or step > last:
+        raise ResumeError(
+            f"checkpoint {folder} is at step {step:,}: this run checkpoints at multiples of {rollout:,} up to {last:,}"
+        )
     env = make_vec_env(config)
     trainer = Trainer(config, env, progress)
     model = new_model(config, env)
+    json_bytes, array_bytes, model_bytes = _sizes(config, env, model, step)
+    state = load_state(folder, json_bytes, array_bytes)
+    params = load_model_params(folder, model.policy, model_bytes)
     try:
+        generators = (
+            torch_rng_state(state["torch_rng"]), numpy_global_state(state["numpy_global_rng"]),
+            python_random_state(state["python_rng"]),
+        )  # fmt: skip
         model.set_parameters(params, exact_match=True, device="cpu")
-        counters = state["sb3"]
-        n, inputs = config.n_envs, env.observation_space.shape[0]
-        references = {
-            "_last_obs": np.zeros((n, inputs), np.float32), "_last_episode_starts": np.zeros(n, bool),
-            "num_timesteps": 0, "_n_updates": 0, "_episode_num": 0,
-        }  # fmt: skip
-        before_learning = like("sb3 num_timesteps", counters["num_timesteps"], 0) == 0  # a warm start's checkpoint
-        for name in SB3_COUNTERS:
-            value = counters[name]
-            if name in references and not (value is None and before_learning):
-                like(f"sb3 {name}", value, references[name])
-            setattr(model, name, value)
-        if isinstance(model, OverlappedMaskablePPO):
-            model.restore_pending(counters.get("pending_rollout"))
-        trainer.selfplay.set_state(state["env_state"]["selfplay"])
-        for name, value in state["env_state"]["monitor"].items():
-            setattr(env, name, like(f"monitor {name}", value, getattr(env, name)))
-        torch.set_rng_state(torch.from_numpy(like("torch_rng", state["torch_rng"], torch.get_rng_state().numpy())))
-        np.random.set_state(state["numpy_global_rng"])
-        random.setstate(state["python_rng"])
-        trainer.restore(state["trainer"])
+        observations = trainer.selfplay.set_state(state["env_state"]["selfplay"], weights_from_policy(model.policy))
+        if trainer.selfplay.started != (step > 0):
+            raise ValueError(f"the tables must be {'in play' if step else 'as built'} at step {step:,}")
+        _restore_monitor(env, state["env_state"]["monitor"], step)
+        _restore_counters(model, state["sb3"], step, observations)
+        trainer.restore(state["trainer"], step)
+        if trainer.selfplay.pool.next_id != trainer.next_snapshot // config.snapshot_every - 1:
+            raise ValueError("the pool's next_id must count the snapshots the trainer's schedule has taken")
     except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as err:
         raise ResumeError(f"checkpoint {folder} does not fit this run: {type(err).__name__}: {err}") from None
-    return env, trainer, model, counters["num_timesteps"]
+    torch.set_rng_state(torch.from_numpy(generators[0].copy()))
+    np.random.set_state(generators[1])
+    random.setstate(generators[2])
+    return env, trainer, model
+
+
+def _sizes(config: TrainConfig, env: VecMonitor, model: MaskablePPO, step: int) -> tuple[int, int, int]:
+    """The most bytes a checkpoint of this run at ``step`` takes: its state.json, the arrays of
+    its state.npz, its model.zip; a file beyond them is refused unread."""
+    n, inputs = config.n_envs, env.observation_space.shape[0]
+    actor = sum(a.nbytes for a in weights_from_policy(model.policy).values())
+    tensors = sum(p.numel() * p.element_size() for p in model.policy.parameters())
+    rollout = sum(getattr(model.rollout_buffer, name).nbytes for name in PENDING_ARRAYS)
+    game = sum(a.nbytes for a in env.unwrapped.game.get_state().values())
+    networks = actor * (2 + config.max_snapshots + n)  # current, snapshots, retired (played), one just pushed out
+    arrays = rollout + networks + game + 8 * n * inputs + MISC_BYTES
+    rows = len(config.eval_opponents) * (2 + step // config.eval_every + step // (n * config.n_steps))
+    json_bytes = MISC_BYTES + 1024 * n + 256 * rows  # per table: an opponent and a bot's state; evaluations
+    # weights and Adam's moments; SB3's data: the spaces, _last_obs (and from versions before 2026-12 a rollout buffer
+    # and a policy copy of overlapped runs, base64)
+    model_zip = 6 * tensors + 2 * rollout + 64 * inputs + 8 * n * inputs + MISC_BYTES
+    return json_bytes, arrays, model_zip
+
+
+def _restore_monitor(env: VecMonitor, state: Any, step: int) -> None:
+    """The episode counters of VecMonitor (rollout/ep_rew_mean), checked against ``step``."""
+    n = env.num_envs
+    keys("the monitor's state", state, monitor_state(env))
+    returns = like("monitor episode_returns", state["episode_returns"], env.episode_returns)
+    lengths = like("monitor episode_lengths", state["episode_lengths"], env.episode_lengths)
+    in_range("monitor episode_returns", returns)
+    in_range("monitor episode_lengths", lengths, 0, step // n)
+    episodes = count("monitor episode_count", state["episode_count"], 0, step)
+    env.episode_returns, env.episode_lengths, env.episode_count = returns.copy(), lengths.copy(), episodes
+
+
+def _restore_counters(model: MaskablePPO, counters: Any, step: int, observations: np.ndarray) -> None:
+    """SB3's counters, last observation and episode buffers (and an overlapped run's rollout
+    collected ahead), checked against ``step`` and the tables' ``observations``."""
+    overlapped = isinstance(model, OverlappedMaskablePPO)
+    keys("sb3", counters, (*SB3_COUNTERS, "pending_rollout") if overlapped else SB3_COUNTERS)
+    rollout = model.n_steps * model.n_envs
+    count("sb3 num_timesteps", counters["num_timesteps"], step, step)  # the folder's step
+    if overlapped and (counters["pending_rollout"] is None) != (step == 0):
+        raise ValueError("an overlapped run's checkpoint holds a rollout collected ahead once PPO has begun, only then")
+    trained = step - rollout if overlapped and step else step
+    updates = model.n_epochs * (trained // rollout)  # n_epochs passes over each rollout trained on
+    count("sb3 _n_updates", counters["_n_updates"], updates, updates)
+    count("sb3 _episode_num", counters["_episode_num"], 0, step)
+    if step == 0:  # before learn(): SB3 has set none of them
+        if any(counters[name] is not None for name in SB3_COUNTERS[3:]):
+            raise ValueError(f"before PPO, sb3 {', '.join(SB3_COUNTERS[3:])} must be None")
+    else:
+        if not np.array_equal(like("sb3 _last_obs", counters["_last_obs"], observations), observations):
+            raise ValueError("sb3 _last_obs must be the observation of the tables' state")
+        like("sb3 _last_episode_starts", counters["_last_episode_starts"], np.zeros(model.n_envs, bool))
+        if counters["_last_original_obs"] is not None:
+            raise ValueError("sb3 _last_original_obs must be None (no VecNormalize)")
+        most = step // model.n_envs
+        _episode_buffer("sb3 ep_info_buffer", counters["ep_info_buffer"], model, lambda info: _episode_info(info, most))
+        successes = counters["ep_success_buffer"]
+        _episode_buffer("sb3 ep_success_buffer", successes, model, lambda ok: like("a success", ok, True))
+    for name in SB3_COUNTERS:
+        setattr(model, name, counters[name])
+    if overlapped:
+        model.restore_pending(counters["pending_rollout"])
+
+
+def _episode_buffer(name: str, buffer: Any, model: MaskablePPO, check: Any) -> None:
+    if not isinstance(buffer, deque) or buffer.maxlen != model._stats_window_size:
+        raise ValueError(f"{name} must be a deque of at most {model._stats_window_size} items, got {brief(buffer)}")
+    for item in buffer:
+        check(item)
+
+
+def _episode_info(info: Any, most_steps: int) -> None:
+    """A ValueError unless ``info`` is VecMonitor's record of an episode: return, length, time."""
+    keys("an episode's info", info, ("r", "l", "t"))
+    number("an episode's return", info["r"])
+    count("an episode's length", info["l"], 1, most_steps)
+    number("an episode's time", info["t"], 0.0)
 
 
 def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[TrainConfig, VecMonitor, Trainer, MaskablePPO]:
@@ -363,15 +485,18 @@ def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[Train
         )
     saved = load_config(path)
     config = resumed_config(given, saved, path, extend)
-    folder, (env, trainer, model, step), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
+    folder, (env, trainer, model), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
     for reason in skipped:
         say(f"skipping a checkpoint: {reason}")
+    step = model.num_timesteps  # trained on: a rollout collected ahead is not (train/overlap.py)
     check_extension(config, saved, step)
     if path.parent != run_dir:
         say(f"{run_dir / RUN_CONFIG_FILE} was missing: the run's config is the copy in {path}, written back")
     if path.parent != run_dir or config.total_steps != saved.total_steps:
         write_run_config(config, saved)
-    say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}")
+    ahead = steps_collected(model) - step
+    waiting = f" (the rollout collected ahead, to step {step + ahead:,}, is trained on first)" if ahead else ""
+    say(f"resuming {run_dir} from checkpoint {folder.name} at step {step:,} of {config.total_steps:,}{waiting}")
     return config, env, trainer, model
 
 
@@ -380,7 +505,7 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
 
     With ``resume``, ``config`` must equal the run's saved config but for ``total_steps``, which
     may differ only when ``extend`` is true (the command line's ``--total-steps``). ``progress``:
-    progress lines on stderr. Raises ConfigError, ResumeError, ``train.lock.RunInUseError``, or
+    progress lines on stderr. Raises ConfigError, ResumeError, ``eval.run_lock.RunInUseError``, or
     TrainingInterrupted on Ctrl-C or SIGTERM.
     """
     check_memory(config)
@@ -412,18 +537,17 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             if config.imitate or config.distil_labels:  # the warm start is kept: a run stopped later goes on from here
                 trainer.model = model
                 trainer.checkpoint()
-        if model.num_timesteps == 0 and config.distil_labels:  # (a resumed run's rounds go on from their files)
+        learning_starts = steps_collected(model) == 0  # also when resumed from the warm start's checkpoint
+        if learning_starts and config.distil_labels:  # (a resumed run's rounds go on from their files)
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
             trainer.selfplay.pool.update(weights_from_policy(model.policy))
         if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
-            teacher = load_weights(expert_iteration.student_path(run_dir, len(config.distil_labels)))
-            model.pull = Pull(teacher, config.student_pull, config.student_pull_steps, config.seed)
-        learning_starts = model.num_timesteps == 0  # also when resumed from the warm start's checkpoint
+            model.pull = Pull(_teacher(config, model), config.student_pull, config.student_pull_steps, config.seed)
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint
                 shutil.rmtree(stale)
-        remaining = config.total_steps - model.num_timesteps
+        remaining = config.total_steps - model.num_timesteps  # (steps trained on: train/overlap.py)
         if remaining > 0:
             with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note):
                 model.learn(
@@ -445,6 +569,36 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()  # the tensorboard events written so far stay readable
         raise TrainingInterrupted(_interrupted_message(config, model, stop), exit_code(stop)) from None
+    except (WriteFailed, OSError) as error:
+        if isinstance(error, OSError) and error.errno not in DISK_ERRNOS:
+            raise
+        if model is not None and getattr(model, "_logger", None) is not None:
+            model.logger.close()
+        raise WriteFailed(_write_failed_message(config, error)) from None
+
+
+def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
+    """The last round's student, which PPO is pulled toward; a ResumeError if it is missing or damaged."""
+    path = expert_iteration.student_path(config.run_dir, len(config.distil_labels))
+    try:
+        return expert_iteration.read_student(path, weights_from_policy(model.policy))
+    except ValueError as err:
+        raise ResumeError(
+            f"the student PPO is pulled toward ({path}) is missing or damaged: {err}. The run cannot go on exactly "
+            "without it (put it back, or start again under another --run-name)"
+        ) from None
+
+
+def _write_failed_message(config: TrainConfig, error: WriteFailed | OSError) -> str:
+    """The one line of a run stopped by a file it could not write: what, why, and the way on."""
+    what = str(error) if isinstance(error, WriteFailed) else f"cannot write {error.filename or 'a file'}: {error.strerror}"
+    kept = candidates(config.run_dir)
+    if not kept:
+        return f"[train] {what}; no checkpoint kept. Once the disk has room, start the run again with the same command"
+    return (
+        f"[train] {what}; the run stopped, its latest checkpoint is {kept[0].name}. Once the disk has room (and is "
+        f"writable), resume with: {command(config, '--resume')}"
+    )
 
 
 def _interrupted_message(config: TrainConfig, model: MaskablePPO | None, stop: KeyboardInterrupt) -> str:

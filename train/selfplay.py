@@ -37,6 +37,7 @@ everything, so a resumed run continues exactly.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,7 +46,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
 import agents
-from agents.policy import ADVISED_LAYOUT, batch_inputs, input_size
+from agents.policy import ADVISED_LAYOUT, Weights, batch_inputs, input_size
 from allfours_env import N_ACTIONS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
@@ -53,10 +54,11 @@ from allfours_env.vector import VectorGame
 from .config import HIDDEN_HANDS_SIZE as HIDDEN_SIZE
 from .config import HORIZONS, SELF, SNAPSHOT
 from .opponents import Opponent, OpponentPool
-from .state_file import like
+from .state_checks import MAX_REWARD, brief, generator_state, in_range, keys, like
 
 MASK_METHOD = "action_masks"
 SEED_RANGE = 2**63
+STATE_PARTS = ("game", "rng", "team", "opponents", "bots", "pending", "deal_seen", "pool")  # of get_state()
 
 
 def hidden_hands(game: VectorGame, seats: np.ndarray) -> np.ndarray:
@@ -79,6 +81,7 @@ class SelfPlayVecEnv(VecEnv):
         if horizon not in HORIZONS:
             raise ValueError(f"horizon must be one of {HORIZONS}, got {horizon!r}")
         self.game = VectorGame(n, **dict(rules or {}))
+        self._built = self.game.get_state()  # the tables before their first reset
         self.layout, self.critic_sees_hands = layout, critic_sees_hands
         size = input_size(layout) + (HIDDEN_SIZE if critic_sees_hands else 0)
         super().__init__(n, gym.spaces.Box(-1.0, 1.0, (size,), np.float32), gym.spaces.Discrete(N_ACTIONS))
@@ -165,27 +168,97 @@ class SelfPlayVecEnv(VecEnv):
             "pool": self.pool.get_state(),
         }
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        """Continue from a :meth:`get_state`; a ValueError (or KeyError, TypeError) names what does not fit."""
+    def set_state(self, state: dict[str, Any], actor: Weights) -> np.ndarray:
+        """Continue from a :meth:`get_state`; the learner's inputs at every table (what the last
+        step returned). Every part is checked first: the game's arrays (by VectorGame.set_state),
+        the generators' states, the opponents (in the pool, one per table, with their bots'
+        states), the pool's networks (shaped as ``actor``, the learner's weights); a ValueError
+        (or KeyError, TypeError) names what does not fit, and nothing changes then."""
+        keys("the self-play state", state, STATE_PARTS)
+        previous = self.game.get_state()
         self.game.set_state(state["game"])
-        self.rng.bit_generator.state = state["rng"]
-        self.team, self.pending, self.deal_seen = (
-            like(name, state[name], getattr(self, name)).copy() for name in ("team", "pending", "deal_seen")
-        )
-        if not 0 <= self.team.min() <= self.team.max() <= 1:
-            raise ValueError("team must hold 0 or 1 at every table")
-        self.pool.set_state(state["pool"])
-        opponents = like("opponents", state["opponents"], self.opponents)
-        if len(opponents) != self.num_envs or len(state["bots"]) != self.num_envs:
-            raise ValueError(f"opponents and bots must name one opponent per table ({self.num_envs})")
-        self.opponents = [Opponent(like("opponent kind", kind, ""), like("snapshot id", i, 0)) for kind, i in opponents]
-        for opponent in self.opponents:
-            if opponent.kind not in (SELF, SNAPSHOT, *self.pool.names):
-                raise ValueError(f"opponent {opponent.kind!r} is not in the pool {self.pool.names}")
-            if opponent.kind == SNAPSHOT:
-                self.pool.network(opponent)  # a KeyError for a snapshot the pool does not hold
-        self.bots = [self._bot(o, bot_state) for o, bot_state in zip(self.opponents, state["bots"], strict=True)]
-        self._observe()
+        try:
+            return self._set_state(state, actor)
+        except BaseException:
+            self.game.set_state(previous)
+            raise
+
+    def _set_state(self, state: dict[str, Any], actor: Weights) -> np.ndarray:
+        """:meth:`set_state` once the game is set."""
+        rng = np.random.default_rng()
+        rng.bit_generator.state = generator_state("the tables' generator", state["rng"])
+        team, pending, deal_seen = (like(k, state[k], getattr(self, k)) for k in ("team", "pending", "deal_seen"))
+        in_range("team", team, 0, 1)
+        in_range("pending", pending, -MAX_REWARD, MAX_REWARD)
+        pool = copy.copy(self.pool)
+        pool.set_state(state["pool"], actor)
+        opponents = [self._opponent(pool, item) for item in self._per_table("opponents", state["opponents"])]
+        bot_states = self._per_table("bots", state["bots"])
+        bots = [self._restored_bot(o, s) for o, s in zip(opponents, bot_states, strict=True)]
+        if len(pool.retired) > self.num_envs + 1:  # those played, and the one an update has just pushed out
+            raise ValueError(f"the pool holds {len(pool.retired)} retired snapshots, more than its tables can play")
+        self._check_tables(team, pending, deal_seen, opponents)
+        self.rng, self.pool, self.opponents, self.bots = rng, pool, opponents, bots
+        self.team, self.pending, self.deal_seen = team.copy(), pending.copy(), deal_seen.copy()
+        return self._observe()
+
+    @property
+    def started(self) -> bool:
+        """Whether the tables have been reset (PPO has begun): before, they are as built."""
+        return not all(np.array_equal(a, b) for a, b in zip(self.game.get_state().values(), self._built.values()))
+
+    def _check_tables(self, team: np.ndarray, pending: np.ndarray, deal_seen: np.ndarray, opponents: list) -> None:
+        """A ValueError unless the game just set and the rest agree: every table waits for a seat of
+        the learner's team, with a legal action, in the deal it has seen; or (a state before PPO)
+        the tables are as built, with nothing drawn yet."""
+        if not self.started:
+            if team.any() or pending.any() or deal_seen.any() or any(o != Opponent(SELF) for o in opponents):
+                raise ValueError("tables not yet started must have no team, reward, deal or opponent drawn")
+            return
+        current = self.game.current
+        if not ((current >= 0) & (current % 2 == team)).all() or not self.game.legal_mask().any(axis=1).all():
+            raise ValueError("every table must wait for a seat of the learner's team, with a legal action")
+        if not np.array_equal(deal_seen, self.game.deal_number):
+            raise ValueError("deal_seen must be the deal each table is in")
+
+    def _per_table(self, name: str, value: Any) -> list:
+        if not isinstance(value, list) or len(value) != self.num_envs:
+            raise ValueError(f"{name} must be a list of one item per table ({self.num_envs})")
+        return value
+
+    @staticmethod
+    def _opponent(pool: OpponentPool, item: Any) -> Opponent:
+        """The opponent a checkpoint names, if ``pool`` can play it."""
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise ValueError(f"an opponent must be (kind, snapshot id), got {brief(item)}")
+        kind, snapshot = like("an opponent's kind", item[0], ""), like("an opponent's snapshot id", item[1], 0)
+        drawn_as = {SELF: (SELF, SNAPSHOT), SNAPSHOT: (SNAPSHOT,)}.get(kind, (kind,))  # the pool names that draw it
+        if not set(drawn_as) & set(pool.names):
+            raise ValueError(f"opponent {brief(kind)} is not drawn from the pool {pool.names}")
+        if kind == SNAPSHOT and snapshot not in pool.snapshots and snapshot not in pool.retired:
+            raise ValueError(f"snapshot {snapshot} is not in the pool")
+        if kind != SNAPSHOT and snapshot != -1:
+            raise ValueError(f"opponent {kind!r} names snapshot {snapshot}, which only a snapshot opponent does")
+        return Opponent(kind, int(snapshot))
+
+    @classmethod
+    def _restored_bot(cls, opponent: Opponent, state: Any) -> Any:
+        """The bot of ``opponent`` continuing from ``state`` (:meth:`get_state`'s, checked); None for a network."""
+        if opponent.kind in (SELF, SNAPSHOT):
+            if state is not None:
+                raise ValueError(f"a {opponent.kind} opponent has no bot state, got {brief(state)}")
+            return None
+        bot = cls._bot(opponent)
+        reference = getattr(bot, "get_state", dict)()
+        keys(f"the state of bot {opponent.kind!r}", state, reference)
+        for key, value in reference.items():
+            if isinstance(value, dict) and "bit_generator" in value:
+                generator_state(f"bot {opponent.kind!r} {key}", state[key])
+            else:
+                like(f"bot {opponent.kind!r} {key}", state[key], value)
+        if state:
+            bot.set_state(state)
+        return bot
 
     # ---------------------------------------------------------------- the pieces
 
@@ -215,14 +288,11 @@ class SelfPlayVecEnv(VecEnv):
         self.pool.forget_retired(in_use)
 
     @staticmethod
-    def _bot(opponent: Opponent, state: dict | None = None) -> Any:
-        """A new bot for ``opponent`` (None for a network), continuing from ``state`` if given."""
+    def _bot(opponent: Opponent) -> Any:
+        """A new bot for ``opponent`` (None for a network)."""
         if opponent.kind in (SELF, SNAPSHOT):
             return None
-        bot = agents.make(opponent.kind)
-        if state:  # bots without random draws have no state
-            bot.set_state(state)
-        return bot
+        return agents.make(opponent.kind)
 
     def _finish(
         self, over: np.ndarray, reward: np.ndarray, dones: np.ndarray, infos: list[dict], started: np.ndarray

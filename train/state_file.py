@@ -11,12 +11,19 @@ numpy scalars, in lists, tuples, deques and dicts (keys str, int or tuples of th
 
 :func:`read_state` builds back exactly these types and nothing else: an unknown node, an object
 array or an array that does not fit its file is a :class:`StateFileError`. Reading a state file
-runs no code from it, whatever it holds.
+runs no code from it, whatever it holds, and takes no more than the caller allows: each file
+must be a regular file (a FIFO or a link to a device such as ``/dev/zero`` is refused without
+being opened, so nothing waits on it or reads it without end) within a size the caller gives
+(:func:`regular_file`), the arrays too, and the JSON nests no deeper than Python's recursion limit.
+What the values mean is checked by the restore (:mod:`train.state_checks`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -27,7 +34,6 @@ from agents.npz_file import NpzError, read_npz
 
 JSON_FILE = "state.json"
 ARRAYS_FILE = "state.npz"
-MAX_ARRAY_BYTES = 16 * 2**30  # what a checkpoint's arrays may take together (a rollout of a large run: a few GB)
 NUMPY_SCALAR_KINDS = "biuf"  # numpy scalars kept as such: bool, integers, floats
 
 
@@ -43,22 +49,48 @@ def write_state(folder: Path, tree: Any) -> None:
     (folder / JSON_FILE).write_text(text)
 
 
-def read_state(folder: Path) -> Any:
-    """The tree :func:`write_state` wrote in ``folder``; StateFileError if it is not one, OSError if unreadable."""
+def read_state(folder: Path, max_json_bytes: int, max_array_bytes: int) -> Any:
+    """The tree :func:`write_state` wrote in ``folder``, its JSON within ``max_json_bytes`` and its
+    arrays within ``max_array_bytes``; StateFileError if it is not one, OSError if unreadable."""
+    arrays_file, json_file = folder / ARRAYS_FILE, folder / JSON_FILE
+    regular_file(arrays_file, max_array_bytes + 2**20)  # (an .npz adds a few hundred bytes an array)
+    regular_file(json_file, max_json_bytes)
     try:
-        arrays = read_npz(folder / ARRAYS_FILE, MAX_ARRAY_BYTES)
+        arrays = read_npz(arrays_file, max_array_bytes)
     except NpzError as err:
-        raise StateFileError(f"{folder / ARRAYS_FILE}: {err}") from None
+        raise StateFileError(f"{arrays_file}: {err}") from None
+    with open(json_file, "rb") as file:
+        text = file.read(max_json_bytes + 1)
+    if len(text) > max_json_bytes:  # (it grew since it was looked at)
+        raise StateFileError(f"{json_file} is larger than {max_json_bytes:,} bytes")
     try:
-        tree = json.loads((folder / JSON_FILE).read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise StateFileError(f"{folder / JSON_FILE} is not JSON: {err}") from None
+        tree = json.loads(text.decode())
+    except RecursionError:
+        raise StateFileError(f"{json_file} nests deeper than any state") from None
+    except ValueError as err:  # not UTF-8, not JSON, or an integer of more digits than Python reads
+        raise StateFileError(f"{json_file} is not JSON: {err}") from None
     try:
         return _decode(tree, arrays)
     except RecursionError:
-        raise StateFileError(f"{folder / JSON_FILE} nests deeper than any state") from None
+        raise StateFileError(f"{json_file} nests deeper than any state") from None
     except StateFileError as err:
-        raise StateFileError(f"{folder / JSON_FILE}: {err}") from None
+        raise StateFileError(f"{json_file}: {err}") from None
+
+
+def regular_file(path: Path, max_bytes: int) -> int:
+    """The size of ``path``: a StateFileError if it is missing, is not a regular file (looked at
+    without opening it) or is larger than ``max_bytes``."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise StateFileError(f"{path} is missing") from None
+    if not stat.S_ISREG(info.st_mode):
+        mode = info.st_mode
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise StateFileError(f"{path} is {kind}, not a regular file: refused unopened")
+    if info.st_size > max_bytes:
+        raise StateFileError(f"{path} takes {info.st_size:,} bytes; this run's checkpoints take at most {max_bytes:,}")
+    return info.st_size
 
 
 def _encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
@@ -111,8 +143,8 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
         out = {}
         for k, v in body:
             key = _decode(k, arrays)
-            if not isinstance(key, (str, int, tuple)) or isinstance(key, bool):
-                raise StateFileError(f"a dict key must be a string, an integer or a tuple, got {_brief(k)}")
+            if not _plain_key(key):
+                raise StateFileError(f"a dict key must be a string, an integer or a tuple of them, got {_brief(k)}")
             out[key] = _decode(v, arrays)
         return out
     if kind == "numpy" and isinstance(body, str):
@@ -123,48 +155,32 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
 def _numpy_scalar(dtype_name: str, value: Any) -> np.generic:
     try:
         dtype = np.dtype(dtype_name)
-    except TypeError:
-        raise StateFileError(f"{dtype_name!r} is not a numpy dtype") from None
-    if dtype.kind not in NUMPY_SCALAR_KINDS or not isinstance(value, (bool, int, float)):
-        raise StateFileError(f"a numpy scalar must be a number of kind {NUMPY_SCALAR_KINDS!r}, got {dtype_name} {value!r}")
+    except (TypeError, ValueError, SyntaxError):  # (numpy parses some dtype strings as Python)
+        raise StateFileError(f"{_brief(dtype_name)} is not a numpy dtype") from None
+    if dtype.kind not in NUMPY_SCALAR_KINDS or dtype.shape or not isinstance(value, (bool, int, float)):
+        raise StateFileError(
+            f"a numpy scalar must be a number of kind {NUMPY_SCALAR_KINDS!r}, got {_brief(dtype_name)} {_brief(value)}"
+        )
     try:
-        return dtype.type(value)
-    except (OverflowError, ValueError) as err:
-        raise StateFileError(f"{value!r} is not a {dtype_name}: {err}") from None
+        with np.errstate(over="raise"):
+            return dtype.type(value)
+    except (OverflowError, ValueError, FloatingPointError):
+        raise StateFileError(f"{_brief(value)} is not a {dtype.name}") from None
 
 
 def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= sys.maxsize
+
+
+def _plain_key(key: Any) -> bool:
+    if isinstance(key, tuple):
+        return all(_plain_key(k) for k in key)
+    return isinstance(key, (str, int)) and not isinstance(key, bool)
 
 
 def _brief(node: Any) -> str:
-    text = json.dumps(node)
+    try:
+        text = json.dumps(node)
+    except ValueError:  # an integer of more digits than Python prints
+        text = "(a number too long to show)"
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def like(name: str, value: Any, reference: Any) -> Any:
-    """``value``, if it has the kind of ``reference`` (an array: the same shape and dtype; a number:
-    a number of the same kind; else the same type); a ValueError naming ``name`` if not. What a
-    restore checks that a state read from a file fits the objects it goes into."""
-    if isinstance(reference, np.ndarray):
-        fits = isinstance(value, np.ndarray) and value.shape == reference.shape and value.dtype == reference.dtype
-        expected = f"an array of shape {reference.shape} and dtype {reference.dtype}"
-    elif isinstance(reference, (bool, np.bool_)):
-        fits, expected = isinstance(value, (bool, np.bool_)), "a bool"
-    elif isinstance(reference, (int, np.integer)):
-        fits = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-        expected = "an integer"
-    elif isinstance(reference, (float, np.floating)):
-        fits = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        expected = "a number"
-    else:
-        fits, expected = isinstance(value, type(reference)), f"a {type(reference).__name__}"
-    if not fits:
-        got = f"shape {value.shape} of {value.dtype}" if isinstance(value, np.ndarray) else _brief_value(value)
-        raise ValueError(f"{name} must be {expected}, got {got}")
-    return value
-
-
-def _brief_value(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"

@@ -15,7 +15,7 @@ import sys
 
 from eval.run_lock import RunInUseError
 
-from ..checkpoints import ResumeError, saved_config_file
+from ..checkpoints import ResumeError, WriteFailed, saved_config_file
 from ..cli import add_run_arguments, rule_options
 from ..config import ConfigError
 from .cluster import ADDRESS_ENV, ClusterError
@@ -63,6 +63,9 @@ def main(argv: list[str]) -> int:
         )  # fmt: skip
     except (ConfigError, ResumeError, RunInUseError, ClusterError) as err:
         parser.exit(2, f"{PROG}: error: {err}\n")
+    except WriteFailed as err:  # a checkpoint the disk refused: no temporary folder left, the previous one kept
+        print(f"[train] {err}", file=sys.stderr)
+        return err.code
     except KeyboardInterrupt as err:
         print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
         return INTERRUPTED_EXIT
