@@ -39,6 +39,8 @@ def test_cleanrl_style_masked_ppo_trains_exports_and_evaluates(tmp_path):
     assert match.over
 
 
-def test_maskable_ppo_through_the_sb3_adapter():
-    text = run("sb3_maskable_ppo.py", "--total-steps", "2048", "--num-envs", "16", "--eval-boards", "4")
+def test_maskable_ppo_through_the_sb3_adapter(tmp_path):
+    out = tmp_path / "maskable.npz"
+    text = run("sb3_maskable_ppo.py", "--total-steps", "2048", "--num-envs", "16", "--eval-boards", "4", "--out", str(out))
     assert re.search(r"against rule_based: match win rate [01]\.\d{3} \[", text), text
+    assert agents.make(str(out)).act(Match(Game(rng=np.random.default_rng(0)), [None] * 4).observe(0)) >= 0
