@@ -43,4 +43,6 @@ def test_maskable_ppo_through_the_sb3_adapter(tmp_path):
     out = tmp_path / "maskable.npz"
     text = run("sb3_maskable_ppo.py", "--total-steps", "2048", "--num-envs", "16", "--eval-boards", "4", "--out", str(out))
     assert re.search(r"against rule_based: match win rate [01]\.\d{3} \[", text), text
-    assert agents.make(str(out)).act(Match(Game(rng=np.random.default_rng(0)), [None] * 4).observe(0)) >= 0
+    game = Game(rng=np.random.default_rng(0))
+    observation = Match(game, [None] * 4).observe(game.current)
+    assert observation["action_mask"][agents.make(str(out)).act(observation)]  # the written policy plays
