@@ -3,6 +3,8 @@
 Policy files and training checkpoints are shared between people, so reading one must neither run
 code nor let the file choose how much memory this process takes. :func:`read_npz` therefore:
 
+- opens the file once, without blocking, and refuses anything but a regular file (a FIFO would
+  hang the read, a device such as ``/dev/zero`` never ends): :func:`open_regular`;
 - refuses a member that is not an ``.npy`` array (numpy's own reader would hand it back as bytes);
 - parses each member's header first and refuses object arrays (pickles) and unknown formats;
 - checks each member's declared shape against the member's own size in the archive, and that size
@@ -16,8 +18,11 @@ Every failure is an :class:`NpzError` (a ValueError) that names the member; call
 from __future__ import annotations
 
 import math
+import os
+import stat
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -36,17 +41,29 @@ def read_npz(path: str | Path, max_bytes: int) -> dict[str, np.ndarray]:
     ``max_bytes`` caps the bytes of all arrays together. Raises NpzError for a file that is not
     a zip of plain ``.npy`` arrays within those sizes, OSError if it cannot be read at all.
     """
-    path = Path(path)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = _check_members(archive, max_bytes)
-    except zipfile.BadZipFile as err:
-        raise NpzError(f"not an .npz archive: {err}") from None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in names}
-    except (ValueError, EOFError, zipfile.BadZipFile) as err:  # a member cut short or with a bad CRC
-        raise NpzError(f"an array cannot be read: {type(err).__name__}: {err}") from None
+    with open_regular(path) as file:  # one open: the arrays read are those checked
+        try:
+            with zipfile.ZipFile(file) as archive:
+                names = _check_members(archive, max_bytes)
+        except zipfile.BadZipFile as err:
+            raise NpzError(f"not an .npz archive: {err}") from None
+        file.seek(0)
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                return {name: data[name] for name in names}
+        except (ValueError, EOFError, zipfile.BadZipFile) as err:  # a member cut short or with a bad CRC
+            raise NpzError(f"an array cannot be read: {type(err).__name__}: {err}") from None
+
+
+def open_regular(path: str | Path, follow_links: bool = True) -> BinaryIO:
+    """``path`` opened for reading in binary; an OSError, without blocking, unless it is a regular
+    file (not a FIFO, device or socket; with ``follow_links`` False, not a symbolic link either)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file (a FIFO, device or socket)")
+    return os.fdopen(fd, "rb")
 
 
 def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:

@@ -253,14 +253,19 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
     """A ConfigError, before any work, if the run would need more memory than the machine has
     (``available`` bytes; default: its physical memory), naming what takes it."""
+    check_needs(memory_needs(config), available)
+
+
+def check_needs(needs: dict[str, int], available: int | None = None, lead: str = "this config needs") -> None:
+    """A ConfigError if ``needs`` (bytes by what takes them) and BASE_BYTES pass ``available``
+    (default: the machine's physical memory), naming the largest parts."""
     if available is None:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    needs = memory_needs(config)
     total = BASE_BYTES + sum(needs.values())
     if total > available:
         parts = "; ".join(f"{what}: {_gb(n)}" for what, n in sorted(needs.items(), key=lambda kv: -kv[1]) if n)
         raise ConfigError(
-            f"this config needs about {_gb(total)} of memory and the machine has {_gb(available)} ({parts}); "
+            f"{lead} about {_gb(total)} of memory and the machine has {_gb(available)} ({parts}); "
             "make the largest of these smaller"
         )
 
@@ -274,7 +279,7 @@ def check_common(config: Any) -> None:
     every number's range, net_arch, the rules, run_name and output_dir."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
-        _check_type(f.name, getattr(config, f.name), hints[f.name])
+        check_type(f.name, getattr(config, f.name), hints[f.name])
     for name, (low, high) in INTEGER_RANGES.items():
         if hasattr(config, name):
             check_range(name, getattr(config, name), low, high, note=ZERO_MEANS.get(name))
@@ -349,7 +354,7 @@ def _check_bot(key: str, name: str) -> None:
         raise ConfigError(f"{key}: {err}") from None
 
 
-def _check_type(name: str, value: Any, hint: Any) -> None:
+def check_type(name: str, value: Any, hint: Any) -> None:
     origin = typing.get_origin(hint)
     if origin in (list, dict):
         if not isinstance(value, origin):
@@ -360,7 +365,7 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
             if origin is dict and not isinstance(k, args[0]):
                 raise ConfigError(f"{name} keys must be {args[0].__name__}, got {shown(k)}")
             if args[-1] is not Any:
-                _check_type(f"{name}[{shown(k)}]" if k is not None else f"{name} item", v, args[-1])
+                check_type(f"{name}[{shown(k)}]" if k is not None else f"{name} item", v, args[-1])
         return
     if hint is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -24,8 +24,10 @@ import hmac
 import json
 import os
 import secrets
-import stat
 from pathlib import Path
+from typing import BinaryIO
+
+from agents.npz_file import open_regular
 
 SEAL_FILE = "seal.json"
 SEAL_VERSION = 2  # 2: folders are listed too (version 1 listed files only)
@@ -47,17 +49,13 @@ def key_file() -> Path:
     return base / "allfours" / "checkpoint.key"
 
 
-def _open_regular(path: Path) -> int:
-    """A descriptor of ``path`` if it is a regular file and not a symbolic link (O_NOFOLLOW, and
-    O_NONBLOCK so that a FIFO put in its place cannot hang the open); a SealError otherwise."""
+def _open(path: Path) -> BinaryIO:
+    """``path`` opened if it is a regular file and not a symbolic link (a FIFO put in its place
+    cannot hang the open); a SealError otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        return open_regular(path, follow_links=False)
     except OSError as err:
-        raise SealError(f"{path} cannot be read as a plain file: {err.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SealError(f"{path} is not a regular file")
-    return fd
+        raise SealError(f"{path} cannot be read as a plain file: {err.strerror or err}") from None
 
 
 def _make_key(path: Path) -> None:
@@ -76,7 +74,7 @@ def _key() -> bytes:
     path = key_file()
     if not path.exists() and not path.is_symlink():
         _make_key(path)
-    with os.fdopen(_open_regular(path), "rb") as f:
+    with _open(path) as f:
         info = os.fstat(f.fileno())
         if info.st_uid != os.getuid():
             raise SealError(f"the checkpoint key {path} belongs to another account (uid {info.st_uid}); use your own")
@@ -92,7 +90,7 @@ def _key() -> bytes:
 
 
 def _sha256(path: Path) -> tuple[int, str]:
-    with os.fdopen(_open_regular(path), "rb") as f:
+    with _open(path) as f:
         return os.fstat(f.fileno()).st_size, hashlib.file_digest(f, "sha256").hexdigest()
 
 
@@ -136,7 +134,7 @@ def seal(folder: Path) -> None:
 def _read_seal(folder: Path) -> dict:
     path = folder / SEAL_FILE
     try:
-        with os.fdopen(_open_regular(path), "rb") as f:
+        with _open(path) as f:
             text = f.read(MAX_SEAL_BYTES + 1)
         if len(text) > MAX_SEAL_BYTES:
             raise ValueError(f"more than {MAX_SEAL_BYTES:,} bytes")
