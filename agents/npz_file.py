@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 import os
 import stat
+import struct
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,7 +31,16 @@ import numpy as np
 
 NPY_SUFFIX = ".npy"
 MAX_DEFLATE_RATIO = 1100  # deflate's limit is about 1,032 bytes out per byte in; a little room above it
+ENCRYPTED = 0x1  # a zip member's flag bit: zipfile would ask for a password
 MAX_HEADER_READ = 1 << 16  # header bytes read to parse one member's header (numpy writes at most a few hundred)
+
+
+# What reading a damaged archive raises: zipfile's and numpy's errors, a deflate stream's
+# (zlib.error), and a header numpy cannot tokenize or parse.
+DAMAGED = (
+    ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error, SyntaxError, tokenize.TokenError,
+    OverflowError, struct.error,
+)  # fmt: skip
 
 
 class NpzError(ValueError):
@@ -45,14 +57,19 @@ def read_npz(path: str | Path, max_bytes: int) -> dict[str, np.ndarray]:
         try:
             with zipfile.ZipFile(file) as archive:
                 names = _check_members(archive, max_bytes)
-        except zipfile.BadZipFile as err:
+        except (zipfile.BadZipFile, NotImplementedError) as err:  # (NotImplementedError: a compression it lacks)
             raise NpzError(f"not an .npz archive: {err}") from None
         file.seek(0)
         try:
             with np.load(file, allow_pickle=False) as data:
                 return {name: data[name] for name in names}
-        except (ValueError, EOFError, zipfile.BadZipFile) as err:  # a member cut short or with a bad CRC
-            raise NpzError(f"an array cannot be read: {type(err).__name__}: {err}") from None
+        except DAMAGED as err:  # a member cut short, with a bad CRC or deflate stream
+            raise NpzError(f"an array cannot be read: {type(err).__name__}: {shorten(str(err))}") from None
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """A text for a message (an error's, which may quote a damaged header at length), cut at ``limit``."""
+    return text if len(text) <= limit else f"{text[:limit]}..."
 
 
 def open_regular(path: str | Path, follow_links: bool = True) -> BinaryIO:
@@ -72,20 +89,22 @@ def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
     for info in archive.infolist():
         member = info.filename
         if not member.endswith(NPY_SUFFIX):
-            raise NpzError(f"member {member!r} is not an .npy array; an .npz holds arrays only")
+            raise NpzError(f"member {shorten(repr(member))} is not an .npy array; an .npz holds arrays only")
         name = member[: -len(NPY_SUFFIX)]
+        if info.flag_bits & ENCRYPTED:
+            raise NpzError(f"member {shorten(repr(member))} is encrypted; an .npz holds plain arrays")
         if name in names:
-            raise NpzError(f"array {name!r} appears twice")
+            raise NpzError(f"array {shorten(repr(name))} appears twice")
         if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * info.compress_size + 1024:
             raise NpzError(
-                f"member {member!r} claims {info.file_size:,} bytes from {info.compress_size:,} compressed; "
+                f"member {shorten(repr(member))} claims {info.file_size:,} bytes from {info.compress_size:,} compressed; "
                 "no real array compresses that far"
             )
         dtype, shape, header_bytes = _header(archive, info)
         data_bytes = math.prod(shape) * dtype.itemsize
         if header_bytes + data_bytes != info.file_size:
             raise NpzError(
-                f"array {name!r} declares shape {shape} of {dtype} ({data_bytes:,} bytes), but its member "
+                f"array {shorten(repr(name))} declares shape {shorten(str(shape))} of {dtype} ({data_bytes:,} bytes), but its member "
                 f"holds {max(info.file_size - header_bytes, 0):,} bytes of data"
             )
         total += data_bytes
@@ -97,7 +116,7 @@ def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
 
 def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype, tuple[int, ...], int]:
     """The dtype, shape and header length of one ``.npy`` member, read from its first bytes."""
-    where = f"array {info.filename[: -len(NPY_SUFFIX)]!r}"
+    where = f"array {shorten(repr(info.filename[: -len(NPY_SUFFIX)]))}"
     readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
     try:
         with archive.open(info) as member:
@@ -108,8 +127,8 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype, 
             header_bytes = member.tell()
     except NpzError:
         raise
-    except (ValueError, EOFError, zipfile.BadZipFile, OSError) as err:
-        raise NpzError(f"{where} has no valid .npy header: {err}") from None
+    except (*DAMAGED, OSError) as err:
+        raise NpzError(f"{where} has no valid .npy header: {type(err).__name__}: {shorten(str(err))}") from None
     if dtype.hasobject:
         raise NpzError(f"{where} is an object array (a pickle); only plain numbers and text are read")
     return dtype, tuple(int(n) for n in shape), header_bytes
