@@ -6,7 +6,9 @@ Weights come from an SB3 checkpoint (``.zip``) or from the small ``.npz`` export
 package. Loading either never runs code from the file: the ``.npz`` is read with pickling off,
 and from a ``.zip`` only ``policy.pth`` is read, with torch's weights-only loader, plus the JSON
 text of ``data`` for the activation name (nothing pickled in it is unpickled). Every array is
-checked (names, shapes, dtypes, finite values) before use. Acting is a forward pass of the actor
+checked (names, shapes, dtypes, finite values, a bound on the activations) before use, an SB3
+tensor before it is even copied (a dense float whose values its file holds); a damaged file of
+either kind is a :class:`CheckpointError` that names it (tests/test_policy_fuzz.py). Acting is a forward pass of the actor
 MLP and the best legal action (``deterministic=True``) or a sample from the masked softmax, using
 the bot's own seeded generator.
 

@@ -463,3 +463,16 @@ def test_distil_on_a_full_or_read_only_disk_is_one_line_exit_74(made, tmp_path, 
     last = err.strip().splitlines()[-1]
     assert last.startswith("python -m train.distil: cannot write ") and os.strerror(getattr(errno, code_name)) in last
     assert list(tmp_path.iterdir()) == []  # neither the student nor a temporary file
+
+
+def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 2**18)  # a 1 GB machine
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out))
+    assert code == 0, err  # 30 labels fit
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--suit-copies", "23")
+    assert code == 0, err
+    monkeypatch.setattr(distil, "LABEL_BYTES", 2**25)  # as if each label took 32 MB
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(tmp_path / "other.npz"))
+    assert code == 2 and "these labels need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
+    assert not (tmp_path / "other.npz").exists()

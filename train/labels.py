@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
     parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, MAX_WORKERS), help="default: every core")
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
