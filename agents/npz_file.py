@@ -97,14 +97,16 @@ def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
             raise NpzError(f"array {shorten(repr(name))} appears twice")
         if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * info.compress_size + 1024:
             raise NpzError(
-                f"member {shorten(repr(member))} claims {info.file_size:,} bytes from {info.compress_size:,} compressed; "
+                f"member {shorten(repr(member))} claims {info.file_size:,} bytes from {info.compress_size:,} "
+                "compressed; "
                 "no real array compresses that far"
             )
         dtype, shape, header_bytes = _header(archive, info)
         data_bytes = math.prod(shape) * dtype.itemsize
         if header_bytes + data_bytes != info.file_size:
             raise NpzError(
-                f"array {shorten(repr(name))} declares shape {shorten(str(shape))} of {dtype} ({data_bytes:,} bytes), but its member "
+                f"array {shorten(repr(name))} declares shape {shorten(str(shape))} of {dtype} ({data_bytes:,} bytes), "
+                "but its member "
                 f"holds {max(info.file_size - header_bytes, 0):,} bytes of data"
             )
         total += data_bytes

@@ -8,7 +8,8 @@ and from a ``.zip`` only ``policy.pth`` is read, with torch's weights-only loade
 text of ``data`` for the activation name (nothing pickled in it is unpickled). Every array is
 checked (names, shapes, dtypes, finite values, a bound on the activations) before use, an SB3
 tensor before it is even copied (a dense float whose values its file holds); a damaged file of
-either kind is a :class:`CheckpointError` that names it (tests/test_policy_fuzz.py). Acting is a forward pass of the actor
+either kind is a :class:`CheckpointError` that names it (tests/test_policy_fuzz.py).
+Acting is a forward pass of the actor
 MLP and the best legal action (``deterministic=True``) or a sample from the masked softmax, using
 the bot's own seeded generator.
 
@@ -182,7 +183,9 @@ def _read_sb3_zip(path: Path) -> Weights:
         raise CheckpointError(f"{path}: {SB3_WEIGHTS} is not a state dict of tensors")
     for name, tensor in state.items():  # before any copy: a view may claim far more elements than its storage
         if tensor.layout != torch.strided or not tensor.is_floating_point() or tensor.is_quantized:
-            raise CheckpointError(f"{path}: {name} is a {tensor.layout} {tensor.dtype} tensor; weights are dense floats")
+            raise CheckpointError(
+                f"{path}: {name} is a {tensor.layout} {tensor.dtype} tensor; weights are dense floats"
+            )
         if tensor.numel() * tensor.element_size() > len(weights):
             raise CheckpointError(f"{path}: {name} claims {tensor.numel():,} values, more than {SB3_WEIGHTS} holds")
     kwargs = data.get("policy_kwargs", {}) if isinstance(data, dict) else {}
@@ -223,7 +226,7 @@ def load_weights(path: str | Path) -> Weights:
         weights = read_npz(path, MAX_MEMBER_BYTES) if path.suffix == ".npz" else _read_sb3_zip(path)
     except CheckpointError:
         raise
-    except (OSError, KeyError, TypeError, RuntimeError, *DAMAGED) as err:  # a damaged archive (RuntimeError: deep JSON too)
+    except (OSError, KeyError, TypeError, RuntimeError, *DAMAGED) as err:  # damaged (RuntimeError: deep JSON too)
         raise CheckpointError(f"{path} is not a readable {kind}: {type(err).__name__}: {shorten(str(err))}") from None
     check_weights(weights, path)
     for array in weights.values():

@@ -111,7 +111,7 @@ def shard_bytes(columns: dict[str, np.ndarray], rng: np.random.Generator) -> byt
 
 
 def reads_or_refuses(folder: Path) -> str:
-    """"refused" (a LabelSetError naming the shard), or "reads": finite inputs of every layout and targets."""
+    """The outcome: "refused" (a LabelSetError naming the shard), or "reads" (finite inputs and targets)."""
     try:
         columns = label_set.read_shard(folder, 0, SETTINGS)
     except label_set.LabelSetError as err:

@@ -251,7 +251,8 @@ def mutate_zip(source: Path, rng: np.random.Generator) -> bytes:
         kwargs = json.loads(data).get("policy_kwargs", {})
         choices = ["<class 'torch.nn.modules.activation.Sigmoid'>", 7, None, ["x"], "relu", {"a": 1}]
         new = {**json.loads(data), "policy_kwargs": {**kwargs, "activation_fn": choices[rng.integers(len(choices))]}}
-        texts = [json.dumps(new), "{", "[" * 100_000 + "]" * 100_000, "1e999999", '"text"', json.dumps({"policy_kwargs": 5})]
+        deep = "[" * 100_000 + "]" * 100_000
+        texts = [json.dumps(new), "{", deep, "1e999999", '"text"', json.dumps({"policy_kwargs": 5})]
         return zip_with(source, {policy.SB3_DATA: texts[rng.integers(len(texts))].encode()})
     if kind == 2:
         return zip_with(source, {str(rng.choice([policy.SB3_WEIGHTS, policy.SB3_DATA])): None, "extra.bin": b"x"})

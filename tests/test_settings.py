@@ -15,7 +15,14 @@ import yaml
 from train import config as config_module
 from train.__main__ import main as train_main
 from train.config import (
-    INTEGER_RANGES, ITEM_RANGES, NUMBER_RANGES, ConfigError, TrainConfig, config_from_dict, load_config, run_folder,
+    INTEGER_RANGES,
+    ITEM_RANGES,
+    NUMBER_RANGES,
+    ConfigError,
+    TrainConfig,
+    config_from_dict,
+    load_config,
+    run_folder,
 )  # fmt: skip
 from train.rllib.config import RLlibConfig
 
@@ -69,8 +76,10 @@ def test_each_integer_range_is_exact(name: str) -> None:
     cls = TrainConfig if name in numeric_fields(TrainConfig) else RLlibConfig
     make = config_from_dict if cls is TrainConfig else lambda d: RLlibConfig(**d)
     # the setting that must lie above or below this one, kept out of the way
-    others = {"label_worlds": {"label_confirm": 0}, "label_confirm": {"label_worlds": 1},
-              "train_batch_size": {"minibatch_size": 1}, "minibatch_size": {"train_batch_size": config_module.MAX_BATCH}}
+    others = {
+        "label_worlds": {"label_confirm": 0}, "label_confirm": {"label_worlds": 1},
+        "train_batch_size": {"minibatch_size": 1}, "minibatch_size": {"train_batch_size": config_module.MAX_BATCH},
+    }  # fmt: skip
     for value, ok in ((low - 1, False), (low, True), (high, True), (high + 1, False)):
         change = {**others.get(name, {}), name: value}
         if name == "label_confirm" and value == 1:  # confirm must be 0 or more than label_worlds

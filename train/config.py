@@ -288,7 +288,7 @@ def check_common(config: Any) -> None:
             check_range(name, getattr(config, name), low, high, low_allowed)
     for name, (low, high) in ITEM_RANGES.items():
         items = getattr(config, name, None)
-        for key, value in (items.items() if isinstance(items, dict) else enumerate(items or ())):
+        for key, value in items.items() if isinstance(items, dict) else enumerate(items or ()):
             check_range(f"{name}[{shown(key)}]", value, low, high)
     if not config.net_arch:
         raise ConfigError("net_arch must list at least one layer size")
@@ -307,9 +307,13 @@ def check_range(
     infinities and integers of any size are refused without converting them. ``note``: what 0 means."""
     above_low = value >= low if low_allowed else value > low
     if not (above_low and value <= high):  # NaN fails both
-        kind, bounds = ("an integer", f"{low:,}, {high:,}") if isinstance(low, int) else ("a finite number", f"{low:g}, {high:g}")
+        if isinstance(low, int):
+            kind, bounds = "an integer", f"{low:,}, {high:,}"
+        else:
+            kind, bounds = "a finite number", f"{low:g}, {high:g}"
         meaning = f" (0: {note})" if note else ""
-        raise ConfigError(f"{name} must be {kind} in {'[' if low_allowed else '('}{bounds}]{meaning}, got {shown(value)}")
+        opening = "[" if low_allowed else "("
+        raise ConfigError(f"{name} must be {kind} in {opening}{bounds}]{meaning}, got {shown(value)}")
 
 
 def shown(value: Any, limit: int = 100) -> str:

@@ -53,9 +53,16 @@ from allfours_env.observation import suit_relabelling
 
 from .cli import USAGE_EXIT, WRITE_FAILED_EXIT, write_failed
 from .config import (
-    LABEL_BYTES, MAX_EPOCHS, MAX_LAYER, MAX_SEED, MAX_SUIT_COPIES, POLICY_INPUTS, ConfigError, check_needs,
+    LABEL_BYTES,
+    MAX_EPOCHS,
+    MAX_LAYER,
+    MAX_SEED,
+    MAX_SUIT_COPIES,
+    POLICY_INPUTS,
+    ConfigError,
+    check_needs,
     check_range,
-)  # fmt: skip
+)
 from .label_set import check_sets, iter_shards
 from .sparse_input import SparseInputLinear
 
@@ -330,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
             parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")
         print(
-            f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, input layout {layout}",
+            f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, "
+            f"input layout {layout}",
             file=sys.stderr,
         )
         fit(
@@ -342,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m train.distil: {write_failed(err)}; nothing was written", file=sys.stderr)
         return WRITE_FAILED_EXIT
     except CheckpointError as err:  # the fit's weights are not finite: save_weights refuses to write them
-        print(f"python -m train.distil: the fit diverged, nothing was written ({err}); try a smaller --lr", file=sys.stderr)
+        print(f"python -m train.distil: the fit diverged, nothing was written ({err}); try a smaller --lr",
+              file=sys.stderr)  # fmt: skip
         return 1
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
@@ -379,14 +388,17 @@ def _parser() -> argparse.ArgumentParser:
         "--deviation-weight", type=float, default=1.0,
         help="weight of the decisions where search differs from the player (default 1)",
     )  # fmt: skip
-    parser.add_argument("--epochs", type=int, default=10, help=f"passes over the labels (default 10; at most {MAX_EPOCHS:,})")
+    parser.add_argument(
+        "--epochs", type=int, default=10, help=f"passes over the labels (default 10; at most {MAX_EPOCHS:,})"
+    )
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate (default 0.0003; at most 1)")
     parser.add_argument(
         "--holdout", type=float, default=0.05, help="share of labels held out to measure, 0 <= h < 1 (default 0.05)"
     )
     parser.add_argument(
         "--suit-copies", type=int, default=0,
-        help=f"each decision also enters this many times with its suits relabelled (default 0; at most {MAX_SUIT_COPIES})",
+        help=f"each decision also enters this many times with its suits relabelled (default 0; at most "
+        f"{MAX_SUIT_COPIES})",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     return parser
@@ -417,7 +429,9 @@ def _hidden_sizes(text: str) -> list[int]:
     try:
         sizes = [int(part) for part in text.split(",")]
     except ValueError:
-        raise ConfigError(f"--hidden must be layer sizes separated by commas, e.g. 256,256; got {text[:80]!r}") from None
+        raise ConfigError(
+            f"--hidden must be layer sizes separated by commas, e.g. 256,256; got {text[:80]!r}"
+        ) from None
     for size in sizes:
         check_range("--hidden", size, 1, MAX_LAYER)
     return sizes

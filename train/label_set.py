@@ -41,7 +41,7 @@ shape and its values: masks of 0/1 with two legal actions or more, values chance
 the legal actions and NaN elsewhere, both actions legal, and observations the encoder could have
 written under the set's rules (flags 0 or 1, scalars in range, the set's rules block, one phase,
 dealer and leader, the current trick played from its leader on and none of it the observer's:
-the compiled feature and expert kernels read them, :func:`observation_problem`). A folder that
+the compiled feature and expert kernels read them, :func:`observation_problems`). A folder that
 holds other files and no ``labels.json`` is never written into.
 """
 
@@ -303,23 +303,31 @@ def observation_problems(observations: np.ndarray, rules: Rules) -> Iterator[tup
     def count(name: str) -> np.ndarray:
         return piece(name).sum(axis=1)
 
-    yield "observation needs one phase, one dealer and one beggar", (count("phase") != 1) | (count("dealer") != 1) | (count("beggar") != 1)
+    yield (
+        "observation needs one phase, one dealer and one beggar",
+        ((count("phase") != 1) | (count("dealer") != 1) | (count("beggar") != 1)),
+    )
     dealer, beggar = piece("dealer").argmax(axis=1), piece("beggar").argmax(axis=1)
     yield "observation's beggar must be the seat after the dealer", beggar != (dealer + 1) % N_SEATS
     yield "observation's partner must be relative seat 2", ~(piece("partner") == (np.arange(N_SEATS) == 2)).all(axis=1)
-    yield "observation holds more than one trump, kick or leader", (count("trump") > 1) | (count("kick") > 1) | (count("leader") > 1)
+    yield (
+        "observation holds more than one trump, kick or leader",
+        ((count("trump") > 1) | (count("kick") > 1) | (count("leader") > 1)),
+    )
     table = piece("table").reshape(-1, N_SEATS, N_CARDS)
     played = piece("played").reshape(-1, N_SEATS, N_CARDS)
-    yield "observation's current trick has two cards of a seat, or a card not played", (
-        (table.sum(axis=2) > 1).any(axis=1) | (table & ~played).any(axis=(1, 2))
+    yield (
+        "observation's current trick has two cards of a seat, or a card not played",
+        ((table.sum(axis=2) > 1).any(axis=1) | (table & ~played).any(axis=(1, 2))),
     )
     on_table = table.any(axis=2)
     yield "observation's current trick holds a card of the seat to act", on_table[:, 0]
     leader = piece("leader")
     seats_after = ((np.arange(N_SEATS) - leader.argmax(axis=1)[:, None]) % N_SEATS) < on_table.sum(axis=1)[:, None]
-    yield "observation's current trick must be played by its leader and the seats after", ~np.where(
-        leader.any(axis=1)[:, None], on_table == seats_after, ~on_table
-    ).all(axis=1)
+    yield (
+        "observation's current trick must be played by its leader and the seats after",
+        ~np.where(leader.any(axis=1)[:, None], on_table == seats_after, ~on_table).all(axis=1),
+    )
 
 
 def check_sets(folders: list[Path]) -> list[LabelSettings]:
@@ -331,10 +339,13 @@ def check_sets(folders: list[Path]) -> list[LabelSettings]:
     for folder in folders:
         settings = read_meta(folder)
         check_complete(folder, settings)
-        if Path(folder).resolve() in seen:
-            raise LabelSetError(f"{folder} is named twice (as {seen[Path(folder).resolve()]}): its labels would count double")
-        seen[Path(folder).resolve()] = folder
+        where = Path(folder).resolve()
+        if where in seen:
+            raise LabelSetError(f"{folder} is named twice (as {seen[where]}): its labels would count double")
+        seen[where] = folder
         if found and Rules(**settings.rules) != Rules(**found[0].rules):
-            raise LabelSetError(f"{folder} was labelled under other rules than {folders[0]}: a student plays one rule set")
+            raise LabelSetError(
+                f"{folder} was labelled under other rules than {folders[0]}: a student plays one rule set"
+            )
         found.append(settings)
     return found

@@ -251,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
     parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
-    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, MAX_WORKERS), help="default: every core")
+    parser.add_argument(
+        "--workers", type=int, default=min(os.cpu_count() or 1, MAX_WORKERS), help="default: every core"
+    )
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -287,7 +289,9 @@ def _open_out(settings: LabelSettings, out: Path) -> list[int]:
     try:
         return open_label_set(settings, out)
     except OSError as err:
-        raise LabelSetError(f"cannot write the label folder {out}: {err.strerror or err}; give a writable --out") from None
+        raise LabelSetError(
+            f"cannot write the label folder {out}: {err.strerror or err}; give a writable --out"
+        ) from None
 
 
 def check_settings(args: argparse.Namespace) -> LabelSettings:
