@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,10 +17,10 @@ import pytest
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, OBS_LAYOUT
 from allfours_env.observation import LAYOUT, N_FLAGS
 from allfours_env.rules import DEFAULT_RULES
-from tests.test_policy_fuzz import SPECIAL, _dtype, _shape, damage_archive
+from tests.fuzz import SPECIAL, damage_archive, hang_fails, new_dtype, new_shape
 from train import distil, label_set, labels
 
-CASES = 150
+CASES = 300
 HANG_SECONDS = 30
 SETTINGS = label_set.LabelSettings(
     count=24, worlds=2, margin=0.01, rollout="expert", player="expert", seed=3, shard_rows=24, tables=4,
@@ -32,14 +31,8 @@ PIECES = [piece for piece in LAYOUT.values() if piece.name != "rules"]
 
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
-    def hung(signum, frame):
-        raise TimeoutError("a label shard took too long to read")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(HANG_SECONDS)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with hang_fails(HANG_SECONDS, "a label shard took too long to read"):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +84,9 @@ def mutate_columns(columns: dict[str, np.ndarray], rng: np.random.Generator) -> 
         masks[rng.integers(len(masks)), rng.integers(masks.shape[1])] = rng.choice([0, 1, 2, 255])
         columns[name] = masks.view(np.bool_)
     elif kind == 4:
-        columns[name] = _dtype(column, rng)
+        columns[name] = new_dtype(column, rng)
     elif kind == 5:
-        columns[name] = _shape(column, rng)
+        columns[name] = new_shape(column, rng)
     elif kind == 6:
         columns.pop(name)
     else:

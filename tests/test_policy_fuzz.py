@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import io
 import json
-import signal
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,25 +19,18 @@ import agents
 from agents import policy
 from agents.policy import CheckpointError
 from allfours_env import env
+from tests.fuzz import damage_archive, hang_fails, new_dtype, new_shape, new_values
 
 SHIPPED = sorted((Path(agents.__file__).parent / "pretrained").glob("*.npz"))
-NPZ_CASES = 120
-ZIP_CASES = 60
+NPZ_CASES = 180
+ZIP_CASES = 90
 HANG_SECONDS = 20  # all the cases of one test
-SPECIAL = (np.nan, np.inf, -np.inf, 1e30, -3e38, 3.4e38, 1e300, 0.0)
-DTYPES = ("<f2", "<f8", ">f4", "<i1", "<i8", "<u2", "|b1", "<c8", "<U4", "|S3", "<M8[s]")
 
 
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
-    def hung(signum, frame):
-        raise TimeoutError("a policy file took too long to load")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(HANG_SECONDS)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with hang_fails(HANG_SECONDS, "a policy file took too long to load"):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -70,36 +62,6 @@ def loads_or_refuses(path: Path, observations: list[dict]) -> str:
 # ---------------------------------------------------------------- mutations of arrays
 
 
-def _values(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if array.dtype.kind != "f" or array.size == 0:
-        return np.array(rng.choice(SPECIAL))
-    out = array.astype(rng.choice(["<f4", "<f8"]))
-    where = rng.random(out.shape) < rng.choice([1e-4, 0.1, 1.0])
-    with np.errstate(over="ignore"):  # 1e300 in float32: inf
-        out[where] = rng.choice(SPECIAL)
-    return out
-
-
-def _dtype(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    dtype = np.dtype(rng.choice(DTYPES))
-    try:
-        with np.errstate(invalid="ignore", over="ignore"):
-            return array.astype(dtype)
-    except (ValueError, TypeError, RuntimeError):  # e.g. text to datetimes
-        return np.zeros(array.shape, dtype)
-
-
-def _shape(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    flat = array.reshape(-1)
-    options: list[Callable[[], np.ndarray]] = [
-        lambda: array.T, lambda: array[None], lambda: flat[:-1] if flat.size else flat, lambda: flat[:0],
-        lambda: np.concatenate([flat, flat[:1]]), lambda: flat[:1].reshape(()) if flat.size else flat,
-        lambda: array[..., : max(array.shape[-1] // 2, 1)] if array.ndim else array,
-        lambda: np.repeat(array[..., None], 2, axis=-1),
-    ]  # fmt: skip
-    return options[rng.integers(len(options))]()
-
-
 def mutate_arrays(arrays: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
     """One to three random changes: an array's values, dtype or shape, a missing or extra array,
     or other metadata (activation, layout)."""
@@ -108,11 +70,11 @@ def mutate_arrays(arrays: dict[str, np.ndarray], rng: np.random.Generator) -> di
         name = str(rng.choice(sorted(arrays))) if arrays else "w0"
         kind = rng.integers(7)
         if kind == 0 and name in arrays:
-            arrays[name] = _values(arrays[name], rng)
+            arrays[name] = new_values(arrays[name], rng)
         elif kind == 1 and name in arrays:
-            arrays[name] = _dtype(arrays[name], rng)
+            arrays[name] = new_dtype(arrays[name], rng)
         elif kind == 2 and name in arrays:
-            arrays[name] = _shape(arrays[name], rng)
+            arrays[name] = new_shape(arrays[name], rng)
         elif kind == 3:
             arrays.pop(name, None)
         elif kind == 4:
@@ -125,38 +87,6 @@ def mutate_arrays(arrays: dict[str, np.ndarray], rng: np.random.Generator) -> di
             value = options[rng.integers(len(options))]
             arrays["obs_layout"] = np.array(value).astype(rng.choice(["<i8", "<i1", "<f8", "<u8"]))  # (wraps)
     return arrays
-
-
-# ---------------------------------------------------------------- mutations of archives
-
-
-def flip_bits(data: bytes, rng: np.random.Generator) -> bytes:
-    """A few bits flipped, most often in the zip's own structures (the central directory at the
-    end, a local header), where a flip changes what the reader is told rather than a CRC."""
-    out = bytearray(data)
-    headers = [i for i in range(len(out) - 3) if out[i : i + 4] == b"PK\x03\x04"] or [0]
-    region = rng.integers(3)
-    if region == 0:
-        at = len(out) - 1 - int(rng.integers(min(len(out), 1500)))
-    elif region == 1:
-        at = int(rng.choice(headers)) + int(rng.integers(120))
-    else:
-        at = int(rng.integers(len(out)))
-    for _ in range(rng.integers(1, 5)):
-        at = min(at + int(rng.integers(0, 4)), len(out) - 1)
-        out[at] ^= 1 << int(rng.integers(8))
-    return bytes(out)
-
-
-def damage_archive(data: bytes, rng: np.random.Generator) -> bytes:
-    kind = rng.integers(5)
-    if kind == 0:
-        return data[: rng.integers(len(data))]
-    if kind == 1:
-        return data + bytes(rng.integers(256, size=rng.integers(1, 200), dtype=np.uint8))
-    if kind == 2:
-        return b"" if rng.random() < 0.5 else bytes(rng.integers(256, size=rng.integers(1, 5000), dtype=np.uint8))
-    return flip_bits(data, rng)
 
 
 def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool) -> bytes:
@@ -211,11 +141,11 @@ def mutate_state(state: dict, rng: np.random.Generator) -> dict:
     kind = rng.integers(6)
     tensor = state[name]
     if kind == 0:
-        state[name] = torch.from_numpy(_values(tensor.numpy(), rng))
+        state[name] = torch.from_numpy(new_values(tensor.numpy(), rng))
     elif kind == 1:
         state[name] = tensor.to(rng.choice([torch.float16, torch.int32, torch.bool, torch.complex64, torch.uint8]))
     elif kind == 2:
-        state[name] = torch.from_numpy(np.ascontiguousarray(_shape(tensor.numpy(), rng)))
+        state[name] = torch.from_numpy(np.ascontiguousarray(new_shape(tensor.numpy(), rng)))
     elif kind == 3:
         state.pop(name)
     elif kind == 4:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fuzz import hang_fails
 from train import seal as seal_module
 from train.seal import KEY_ENV, SealError, seal, verify
 
@@ -22,15 +22,8 @@ HANG_SECONDS = 5
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
     """A check that blocks (on a FIFO) fails the test instead of hanging it."""
-
-    def hung(signum, frame):
-        raise TimeoutError("the seal check blocked")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(HANG_SECONDS)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with hang_fails(HANG_SECONDS, "the seal check blocked"):
+        yield
 
 
 @pytest.fixture
