@@ -453,7 +453,7 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path, seconds):
     "phase, changes",
     [
         ("recording", {"imitate": "rule_based", "imitation_steps": 10**6}),
-        ("imitation fit", {"imitate": "random", "imitation_steps": 4096, "imitation_epochs": 10**5}),
+        ("imitation fit", {"imitate": "random", "imitation_steps": 4096, "imitation_epochs": 10**4}),
     ],
 )
 def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tmp_path, phase, changes):
