@@ -3,6 +3,8 @@
 Policy files and training checkpoints are shared between people, so reading one must neither run
 code nor let the file choose how much memory this process takes. :func:`read_npz` therefore:
 
+- opens the file once, without blocking, and refuses anything but a regular file (a FIFO would
+  hang the read, a device such as ``/dev/zero`` never ends): :func:`open_regular`;
 - refuses a member that is not an ``.npy`` array (numpy's own reader would hand it back as bytes);
 - parses each member's header first and refuses object arrays (pickles) and unknown formats;
 - checks each member's declared shape against the member's own size in the archive, and that size
@@ -16,14 +18,29 @@ Every failure is an :class:`NpzError` (a ValueError) that names the member; call
 from __future__ import annotations
 
 import math
+import os
+import stat
+import struct
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 NPY_SUFFIX = ".npy"
 MAX_DEFLATE_RATIO = 1100  # deflate's limit is about 1,032 bytes out per byte in; a little room above it
+ENCRYPTED = 0x1  # a zip member's flag bit: zipfile would ask for a password
 MAX_HEADER_READ = 1 << 16  # header bytes read to parse one member's header (numpy writes at most a few hundred)
+
+
+# What reading a damaged archive raises: zipfile's and numpy's errors, a deflate stream's
+# (zlib.error), and a header numpy cannot tokenize or parse.
+DAMAGED = (
+    ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error, SyntaxError, tokenize.TokenError,
+    OverflowError, struct.error,
+)  # fmt: skip
 
 
 class NpzError(ValueError):
@@ -36,17 +53,34 @@ def read_npz(path: str | Path, max_bytes: int) -> dict[str, np.ndarray]:
     ``max_bytes`` caps the bytes of all arrays together. Raises NpzError for a file that is not
     a zip of plain ``.npy`` arrays within those sizes, OSError if it cannot be read at all.
     """
-    path = Path(path)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = _check_members(archive, max_bytes)
-    except zipfile.BadZipFile as err:
-        raise NpzError(f"not an .npz archive: {err}") from None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in names}
-    except (ValueError, EOFError, zipfile.BadZipFile) as err:  # a member cut short or with a bad CRC
-        raise NpzError(f"an array cannot be read: {type(err).__name__}: {err}") from None
+    with open_regular(path) as file:  # one open: the arrays read are those checked
+        try:
+            with zipfile.ZipFile(file) as archive:
+                names = _check_members(archive, max_bytes)
+        except (zipfile.BadZipFile, NotImplementedError) as err:  # (NotImplementedError: a compression it lacks)
+            raise NpzError(f"not an .npz archive: {err}") from None
+        file.seek(0)
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                return {name: data[name] for name in names}
+        except DAMAGED as err:  # a member cut short, with a bad CRC or deflate stream
+            raise NpzError(f"an array cannot be read: {type(err).__name__}: {shorten(str(err))}") from None
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """A text for a message (an error's, which may quote a damaged header at length), cut at ``limit``."""
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def open_regular(path: str | Path, follow_links: bool = True) -> BinaryIO:
+    """``path`` opened for reading in binary; an OSError, without blocking, unless it is a regular
+    file (not a FIFO, device or socket; with ``follow_links`` False, not a symbolic link either)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file (a FIFO, device or socket)")
+    return os.fdopen(fd, "rb")
 
 
 def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
@@ -55,20 +89,24 @@ def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
     for info in archive.infolist():
         member = info.filename
         if not member.endswith(NPY_SUFFIX):
-            raise NpzError(f"member {member!r} is not an .npy array; an .npz holds arrays only")
+            raise NpzError(f"member {shorten(repr(member))} is not an .npy array; an .npz holds arrays only")
         name = member[: -len(NPY_SUFFIX)]
+        if info.flag_bits & ENCRYPTED:
+            raise NpzError(f"member {shorten(repr(member))} is encrypted; an .npz holds plain arrays")
         if name in names:
-            raise NpzError(f"array {name!r} appears twice")
+            raise NpzError(f"array {shorten(repr(name))} appears twice")
         if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * info.compress_size + 1024:
             raise NpzError(
-                f"member {member!r} claims {info.file_size:,} bytes from {info.compress_size:,} compressed; "
+                f"member {shorten(repr(member))} claims {info.file_size:,} bytes from {info.compress_size:,} "
+                "compressed; "
                 "no real array compresses that far"
             )
         dtype, shape, header_bytes = _header(archive, info)
         data_bytes = math.prod(shape) * dtype.itemsize
         if header_bytes + data_bytes != info.file_size:
             raise NpzError(
-                f"array {name!r} declares shape {shape} of {dtype} ({data_bytes:,} bytes), but its member "
+                f"array {shorten(repr(name))} declares shape {shorten(str(shape))} of {dtype} ({data_bytes:,} bytes), "
+                "but its member "
                 f"holds {max(info.file_size - header_bytes, 0):,} bytes of data"
             )
         total += data_bytes
@@ -80,7 +118,7 @@ def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
 
 def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype, tuple[int, ...], int]:
     """The dtype, shape and header length of one ``.npy`` member, read from its first bytes."""
-    where = f"array {info.filename[: -len(NPY_SUFFIX)]!r}"
+    where = f"array {shorten(repr(info.filename[: -len(NPY_SUFFIX)]))}"
     readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
     try:
         with archive.open(info) as member:
@@ -91,8 +129,8 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype, 
             header_bytes = member.tell()
     except NpzError:
         raise
-    except (ValueError, EOFError, zipfile.BadZipFile, OSError) as err:
-        raise NpzError(f"{where} has no valid .npy header: {err}") from None
+    except (*DAMAGED, OSError) as err:
+        raise NpzError(f"{where} has no valid .npy header: {type(err).__name__}: {shorten(str(err))}") from None
     if dtype.hasobject:
         raise NpzError(f"{where} is an object array (a pickle); only plain numbers and text are read")
     return dtype, tuple(int(n) for n in shape), header_bytes

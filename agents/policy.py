@@ -6,7 +6,10 @@ Weights come from an SB3 checkpoint (``.zip``) or from the small ``.npz`` export
 package. Loading either never runs code from the file: the ``.npz`` is read with pickling off,
 and from a ``.zip`` only ``policy.pth`` is read, with torch's weights-only loader, plus the JSON
 text of ``data`` for the activation name (nothing pickled in it is unpickled). Every array is
-checked (names, shapes, dtypes, finite values) before use. Acting is a forward pass of the actor
+checked (names, shapes, dtypes, finite values, a bound on the activations) before use, an SB3
+tensor before it is even copied (a dense float whose values its file holds); a damaged file of
+either kind is a :class:`CheckpointError` that names it (tests/test_policy_fuzz.py).
+Acting is a forward pass of the actor
 MLP and the best legal action (``deterministic=True``) or a sample from the masked softmax, using
 the bot's own seeded generator.
 
@@ -40,7 +43,7 @@ from .features import (
     batch_compact_input,
     batch_policy_input,
 )
-from .npz_file import read_npz
+from .npz_file import DAMAGED, open_regular, read_npz, shorten
 
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input
@@ -163,20 +166,28 @@ def _read_sb3_zip(path: Path) -> Weights:
         import torch
     except ImportError:
         raise CheckpointError(f"reading {path} needs torch (pip install -e '.[train]'); or {NPZ_HINT}") from None
-    with zipfile.ZipFile(path) as archive:
+    with open_regular(path) as file, zipfile.ZipFile(file) as archive:
         _check_members(archive, path)
         names = archive.namelist()
         if SB3_WEIGHTS not in names or SB3_DATA not in names:
             raise CheckpointError(f"{path} is not an SB3 checkpoint (no {SB3_WEIGHTS!r} or {SB3_DATA!r} inside)")
+        weights = archive.read(SB3_WEIGHTS)
         try:
-            state = torch.load(io.BytesIO(archive.read(SB3_WEIGHTS)), map_location="cpu", weights_only=True)
+            state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
         except Exception as err:  # the weights-only unpickler refuses anything but tensors with its own errors
             raise CheckpointError(
-                f"{path}: {SB3_WEIGHTS} holds more than plain weights, refused ({type(err).__name__}); {NPZ_HINT}"
+                f"{path}: {SB3_WEIGHTS} is not plain weights, refused ({type(err).__name__}); {NPZ_HINT}"
             ) from None
         data = json.loads(archive.read(SB3_DATA))
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{path}: {SB3_WEIGHTS} is not a state dict of tensors")
+    for name, tensor in state.items():  # before any copy: a view may claim far more elements than its storage
+        if tensor.layout != torch.strided or not tensor.is_floating_point() or tensor.is_quantized:
+            raise CheckpointError(
+                f"{path}: {name} is a {tensor.layout} {tensor.dtype} tensor; weights are dense floats"
+            )
+        if tensor.numel() * tensor.element_size() > len(weights):
+            raise CheckpointError(f"{path}: {name} claims {tensor.numel():,} values, more than {SB3_WEIGHTS} holds")
     kwargs = data.get("policy_kwargs", {}) if isinstance(data, dict) else {}
     activation_text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
     if activation_text is None:
@@ -184,8 +195,11 @@ def _read_sb3_zip(path: Path) -> Weights:
     elif isinstance(activation_text, str) and activation_text in SB3_ACTIVATIONS:
         activation = SB3_ACTIVATIONS[activation_text]
     else:
-        raise CheckpointError(f"{path}: activation {activation_text!r} is not one of {list(ACTIVATIONS)}")
-    return _actor_from_state({k: v.detach().numpy() for k, v in state.items()}, activation)
+        raise CheckpointError(f"{path}: activation {shorten(repr(activation_text))} is not one of {list(ACTIVATIONS)}")
+    try:
+        return _actor_from_state({k: v.detach().numpy() for k, v in state.items()}, activation)
+    except CheckpointError as err:
+        raise CheckpointError(f"{path}: {err}") from None
 
 
 _CACHE: dict[tuple[str, int, int], Weights] = {}  # (path, mtime_ns, size) -> read-only weights
@@ -212,8 +226,8 @@ def load_weights(path: str | Path) -> Weights:
         weights = read_npz(path, MAX_MEMBER_BYTES) if path.suffix == ".npz" else _read_sb3_zip(path)
     except CheckpointError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as err:
-        raise CheckpointError(f"{path} is not a readable {kind}: {type(err).__name__}: {err}") from None
+    except (OSError, KeyError, TypeError, RuntimeError, *DAMAGED) as err:  # damaged (RuntimeError: deep JSON too)
+        raise CheckpointError(f"{path} is not a readable {kind}: {type(err).__name__}: {shorten(str(err))}") from None
     check_weights(weights, path)
     for array in weights.values():
         array.setflags(write=False)  # shared by every bot built from this file
@@ -233,7 +247,7 @@ def check_weights(weights: Weights, source: Any) -> int:
             f" {sorted(INPUT_SIZES)} (such a policy must be retrained)"
         )
     if np.ndim(layout) != 0 or np.asarray(layout).dtype.kind not in "iu":
-        raise fail(f"{LAYOUT_KEY!r} must be one integer, got {layout!r}")
+        raise fail(f"{LAYOUT_KEY!r} must be one integer, got {shorten(repr(layout))}")
     layout = int(layout)
     if layout not in INPUT_SIZES:
         raise fail(
@@ -242,7 +256,7 @@ def check_weights(weights: Weights, source: Any) -> int:
         )
     activation = weights.get(ACTIVATION_KEY)
     if activation is None or np.ndim(activation) != 0 or str(activation) not in ACTIVATIONS:
-        raise fail(f"{ACTIVATION_KEY!r} must be one of {list(ACTIVATIONS)}, got {activation!r}")
+        raise fail(f"{ACTIVATION_KEY!r} must be one of {list(ACTIVATIONS)}, got {shorten(repr(activation))}")
     n_hidden = hidden_layers(weights)
     expected = {LAYOUT_KEY, ACTIVATION_KEY, "w_out", "b_out"} | {f"{p}{i}" for p in "wb" for i in range(n_hidden)}
     if set(weights) != expected:

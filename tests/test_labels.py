@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import itertools
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -90,7 +93,7 @@ def test_other_settings_in_the_same_folder_are_refused(made: Path, tmp_path: Pat
     folder = tmp_path / "copy"
     shutil.copytree(made, folder)
     with pytest.raises(label_set.LabelSetError, match="worlds differ"):
-        labels.make_labels(dataclasses.replace(SETTINGS, worlds=8), folder, workers=1)
+        labels.make_labels(dataclasses.replace(SETTINGS, worlds=6), folder, workers=1)
 
 
 def test_a_bad_shard_is_refused_with_its_name(made: Path, tmp_path: Path) -> None:
@@ -99,7 +102,7 @@ def test_a_bad_shard_is_refused_with_its_name(made: Path, tmp_path: Path) -> Non
     columns = dict(shards(made)[0])
     columns["values"] = np.where(columns["action_mask"], 2.0, np.nan).astype(np.float32)
     np.savez(label_set.shard_path(folder, 0), **columns)
-    with pytest.raises(label_set.LabelSetError, match="shard_00000.npz: values are chances"):
+    with pytest.raises(label_set.LabelSetError, match="shard_00000.npz: row 0: values of legal actions must be"):
         shards(folder)
     label_set.shard_path(folder, 2).unlink()
     with pytest.raises(label_set.LabelSetError, match="1 of 3 shards missing"):
@@ -234,3 +237,244 @@ def test_sparse_rows_give_back_the_dense_rows(block, monkeypatch) -> None:
     np.testing.assert_array_equal(rows.dense(pick), dense[pick].astype(np.float16).astype(np.float32))
     assert rows.dense(np.array([], dtype=np.int64)).shape == (0, 30)
     assert len(rows.columns) == -(-rows.non_zeros // block)  # blocks allocated as they are reached
+
+
+# ---------------------------------------------------------------- settings, damaged files and full disks
+
+# SETTINGS on the command line
+ARGS = ["--count", "30", "--worlds", "4", "--confirm", "8", "--seed", "7", "--shard-rows", "12", "--tables", "4",
+        "--workers", "1", "--quiet"]  # fmt: skip
+
+
+def run_labels(capsys: pytest.CaptureFixture, out: Path, *more: str) -> tuple[int, str]:
+    code = labels.main(["--out", str(out), *ARGS, *more])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, err
+
+
+@pytest.mark.parametrize(
+    "more, message",
+    [
+        (["--worlds", "100000000"], r"worlds must be an integer in \[1, 4,096\], got 100000000"),
+        (["--confirm", "1000000000"], r"confirm must be an integer in \[0, 4,096\]"),
+        (["--confirm", "4"], r"confirm must be 0 \(off\) or more than worlds \(4\)"),
+        (["--count", "0"], r"count must be an integer in \[1, 100,000,000\]"),
+        (["--count", "1" + "0" * 30], "count must be an integer"),
+        (["--tables", "1000000"], r"tables must be an integer in \[1, 1,024\]"),
+        (["--shard-rows", "100000000"], r"shard_rows must be an integer in \[1, 20,000\]"),
+        (["--workers", "0"], r"--workers must be an integer in \[1, 1,024\]"),
+        (["--seed", "-1"], "seed must be an integer in"),
+        (["--margin", "nan"], r"margin must be a finite number in \[0, 1\], got nan"),
+        (["--rule", "target_score=0"], "rule 'target_score' must be a positive integer"),
+        (["--player", "nobody"], "unknown bot 'nobody'"),
+        (["--opponents", "search:worlds=100000000"], "worlds"),
+    ],
+)
+def test_bad_label_settings_are_exit_2_before_any_work(tmp_path, capsys, more, message) -> None:
+    code, err = run_labels(capsys, tmp_path / "out", *more)
+    assert code == 2 and err.startswith("python -m train.labels: error: ") and re.search(message, err), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_that_is_not_a_label_folder_is_never_written(tmp_path, capsys) -> None:
+    system_file = tmp_path / "passwd"
+    system_file.write_text("root:x:0:0\n")
+    code, err = run_labels(capsys, system_file)
+    assert code == 2 and "is not a folder" in err
+    assert system_file.read_text() == "root:x:0:0\n"
+    code, err = run_labels(capsys, system_file / "below")
+    assert code == 2 and f"cannot write the label folder {system_file / 'below'}: Not a directory" in err
+    others = tmp_path / "etc"
+    others.mkdir()
+    (others / "hosts").write_text("127.0.0.1 localhost\n")
+    code, err = run_labels(capsys, others)
+    assert code == 2 and "holds other files and no labels.json: it is not a label set" in err
+    assert [p.name for p in others.iterdir()] == ["hosts"]
+
+
+def test_an_unreadable_labels_json_is_exit_2(tmp_path, capsys) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for text in ('{"format": "allfours-search-labels", "version": 1, "settings": {"count": "many"}}', "[" * 100_000):
+        (folder / "labels.json").write_text(text)
+        code, err = run_labels(capsys, folder)
+        assert code == 2 and "labels.json" in err, err
+    (folder / "labels.json").unlink()
+    os.mkfifo(folder / "labels.json")  # a FIFO would hang a plain read
+    code, err = run_labels(capsys, folder)
+    assert code == 2 and "is not a regular file" in err
+
+
+def damage(folder: Path, shard: int, column: str, value) -> None:
+    """Set ``column`` of the shard's first row to ``value`` (of values: its first legal action's)."""
+    columns = dict(label_set.read_shard(folder, shard, label_set.read_meta(folder)))
+    columns[column] = columns[column].copy()
+    at = (0, int(np.argmax(columns["action_mask"][0]))) if column == "values" else 0
+    columns[column][at] = value
+    np.savez(label_set.shard_path(folder, shard), **columns)
+
+
+def test_a_damaged_shard_is_labelled_again_on_resume(made: Path, tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "resumed"
+    shutil.copytree(made, folder)
+    damage(folder, 1, "observation", np.nan)  # the issue's NaN inputs
+    damage(folder, 2, "search_action", 55)  # an action the mask does not allow
+    code, err = run_labels(capsys, folder)
+    assert code == 0, err
+    assert "shard_00001.npz: row 0: observation holds NaN or infinite values; shard_00001.npz is labelled again" in err
+    assert "shard_00002.npz: row 0: search_action must be a legal action" in err
+    for a, b in zip(shards(made), shards(folder), strict=True):
+        for name in label_set.COLUMNS:
+            np.testing.assert_array_equal(a[name], b[name])
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("code_name", ["ENOSPC", "EROFS"])
+def test_a_full_or_read_only_disk_is_one_line_exit_74_and_the_same_command_goes_on(
+    made: Path, tmp_path: Path, capsys, monkeypatch, workers: str, code_name: str
+) -> None:
+    folder = tmp_path / "full"
+    real_save = np.savez_compressed
+    writes = []
+
+    def refused(file, **columns):  # the second shard's write: a partial file, then the disk refuses
+        writes.append(file)
+        if len(writes) == 2:
+            Path(file).write_bytes(b"partial")
+            raise OSError(getattr(errno, code_name), os.strerror(getattr(errno, code_name)))
+        real_save(file, **columns)
+
+    monkeypatch.setattr(np, "savez_compressed", refused)
+    code, err = run_labels(capsys, folder, "--workers", workers)
+    assert code == 74, err
+    line = err.strip()
+    assert "\n" not in line and "cannot write " in line and os.strerror(getattr(errno, code_name)) in line, err
+    assert "the finished shards are kept: once the disk has room, the same command goes on" in line
+    names = sorted(p.name for p in folder.iterdir())  # the first shard written, no temporary file
+    assert len(names) == 2 and names[0] == "labels.json" and re.fullmatch(r"shard_0000\d.npz", names[1]), names
+    monkeypatch.setattr(np, "savez_compressed", real_save)
+    code, err = run_labels(capsys, folder, "--workers", workers)
+    assert code == 0, err
+    for a, b in zip(shards(made), shards(folder), strict=True):
+        np.testing.assert_array_equal(a["values"], b["values"])
+
+
+# ---------------------------------------------------------------- train.distil checks everything first
+
+
+def run_distil(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
+    try:
+        code = distil.main(list(args))
+    except SystemExit as exit_info:
+        code = exit_info.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, err
+
+
+@pytest.mark.parametrize(
+    "more, message",
+    [
+        (["--epochs", "-1"], r"--epochs must be an integer in \[1, 10,000\], got -1"),
+        (["--holdout", "2"], r"--holdout must be a finite number in \[0, 1\], got 2.0"),
+        (["--holdout", "1"], "--holdout must be below 1"),
+        (["--lr", "nan"], r"--lr must be a finite number in \(0, 1\], got nan"),
+        (["--lr", "0"], r"--lr must be a finite number in \(0, 1\]"),
+        (["--hidden", "0"], r"--hidden must be an integer in \[1, 65,536\], got 0"),
+        (["--hidden", "64,x"], "--hidden must be layer sizes separated by commas"),
+        (["--hidden", "1" + "0" * 20], "--hidden must be an integer"),
+        (["--suit-copies", "-3"], r"--suit-copies must be an integer in \[0, 23\], got -3"),
+        (["--suit-copies", "24"], r"--suit-copies must be an integer in \[0, 23\]"),
+        (["--temperature", "-1"], "--temperature must be a finite number"),
+        (["--temperature", "1e-9"], "--temperature must be a finite number in"),
+        (["--temperature", "inf"], "--temperature must be a finite number"),
+        (["--deviation-weight", "0"], "--deviation-weight must be a finite number"),
+        (["--seed", "-1"], "--seed must be an integer in"),
+        (["--init", "missing.npz"], "no policy file at 'missing.npz'"),
+    ],
+)
+def test_bad_distil_options_are_exit_2_before_any_work(made, tmp_path, capsys, more, message) -> None:
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), *more)
+    assert code == 2 and re.search(message, err), err
+    assert not out.exists()
+
+
+def test_distil_refuses_an_out_it_cannot_write(made, tmp_path, capsys) -> None:
+    (tmp_path / "a_folder.npz").mkdir()
+    for out, message in [
+        (tmp_path / "student.txt", "--out must name an .npz file"),
+        (tmp_path / "a_folder.npz", "is a folder"),
+        (tmp_path / "no" / "such" / "student.npz", "does not exist"),
+    ]:
+        code, err = run_distil(capsys, "--labels", str(made), "--out", str(out))
+        assert code == 2 and message in err, err
+
+
+def test_distil_refuses_label_folders_that_do_not_fit(made, tmp_path, capsys) -> None:
+    out = tmp_path / "student.npz"
+    other_rules = tmp_path / "other_rules"
+    seven = dataclasses.replace(SETTINGS, count=4, rules={**SETTINGS.rules, "target_score": 7})
+    labels.make_labels(seven, other_rules, 1)
+    incomplete = tmp_path / "incomplete"
+    shutil.copytree(made, incomplete)
+    label_set.shard_path(incomplete, 1).unlink()
+    (tmp_path / "empty").mkdir()
+    for folders, message in [
+        ([tmp_path / "missing"], "is not a label set: it has no labels.json"),
+        ([tmp_path / "empty"], "is not a label set"),
+        ([incomplete], "is not complete: 1 of 3 shards missing"),
+        ([made, made], "is named twice"),
+        ([made, other_rules], "was labelled under other rules than"),
+    ]:
+        code, err = run_distil(capsys, "--labels", *map(str, folders), "--out", str(out))
+        assert code == 2 and message in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("observation", np.nan, "observation holds NaN"),
+        ("observation", 2.0, "observation flags .* must be 0 or 1"),
+        ("values", 7.0, "values of legal actions must be chances"),
+        ("player_action", -5, "player_action must be a legal action"),
+    ],
+)
+def test_distil_refuses_a_damaged_set_naming_the_shard(made, tmp_path, capsys, column, value, message) -> None:
+    folder = tmp_path / "damaged"
+    shutil.copytree(made, folder)
+    damage(folder, 2, column, value)
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(folder), "--out", str(out))
+    assert code == 2 and re.search(f"shard_00002.npz: row 0: {message}", err), err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("code_name", ["ENOSPC", "EROFS"])
+def test_distil_on_a_full_or_read_only_disk_is_one_line_exit_74(made, tmp_path, capsys, monkeypatch, code_name) -> None:
+    def refused(file, **arrays):
+        Path(file).write_bytes(b"partial")
+        raise OSError(getattr(errno, code_name), os.strerror(getattr(errno, code_name)))
+
+    monkeypatch.setattr(np, "savez_compressed", refused)
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--hidden", "8", "--epochs", "1")
+    assert code == 74, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m train.distil: cannot write ") and os.strerror(getattr(errno, code_name)) in last
+    assert list(tmp_path.iterdir()) == []  # neither the student nor a temporary file
+
+
+def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 2**18)  # a 1 GB machine
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out))
+    assert code == 0, err  # 30 labels fit
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--suit-copies", "23")
+    assert code == 0, err
+    monkeypatch.setattr(distil, "LABEL_BYTES", 2**25)  # as if each label took 32 MB
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(tmp_path / "other.npz"))
+    assert code == 2 and "these labels need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
+    assert not (tmp_path / "other.npz").exists()

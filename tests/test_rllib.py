@@ -209,7 +209,7 @@ def test_config_errors_name_the_key(tmp_path):
     bad.write_text("num_env_runner: 2\n")
     with pytest.raises(ConfigError, match=r"unknown option\(s\) \['num_env_runner'\]"):
         load_rllib_config(bad)
-    with pytest.raises(ConfigError, match="self_play is a probability"):
+    with pytest.raises(ConfigError, match=r"self_play must be a finite number in \[0, 1\]"):
         load_rllib_config(RLLIB_CONFIG, self_play=2.0)
 
 

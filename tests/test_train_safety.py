@@ -401,12 +401,12 @@ def test_a_corrupt_run_config_is_a_clear_error(finished_run, tmp_path, capsys):
         ({"gamma": 7.5}, r"gamma must be a finite number in \[0, 1\], got 7.5"),
         ({"gae_lambda": -0.1}, r"gae_lambda must be a finite number in \[0, 1\]"),
         ({"clip_range": -1.0}, r"clip_range must be a finite number in \(0, 1\], got -1.0"),
-        ({"ent_coef": float("inf")}, "ent_coef must be a finite number at least 0"),
-        ({"max_grad_norm": 0.0}, "max_grad_norm must be a finite number above 0"),
-        ({"opponents": {"self": float("nan")}}, "opponents needs finite, non-negative weights"),
-        ({"opponents": {"self": 1.0, "random": float("inf")}}, "opponents needs finite, non-negative weights"),
-        ({"seed": -1}, r"seed must be in 0 .. 4,294,967,295 \(2\*\*32 - 1\), got -1"),
-        ({"seed": 2**64}, "seed must be in 0 .. 4,294,967,295"),
+        ({"ent_coef": float("inf")}, r"ent_coef must be a finite number in \[0, 1e\+06\], got inf"),
+        ({"max_grad_norm": 0.0}, r"max_grad_norm must be a finite number in \(0, 1e\+06\]"),
+        ({"opponents": {"self": float("nan")}}, r"opponents\['self'\] must be a finite number in \[0, 1e\+06\]"),
+        ({"opponents": {"self": 1.0, "random": float("inf")}}, r"opponents\['random'\] must be a finite number"),
+        ({"seed": -1}, r"seed must be an integer in \[0, 4,294,967,295\], got -1"),
+        ({"seed": 2**64}, r"seed must be an integer in \[0, 4,294,967,295\]"),
     ],
 )
 def test_bad_values_are_config_errors_naming_what_is_allowed(change, message):
@@ -417,9 +417,9 @@ def test_bad_values_are_config_errors_naming_what_is_allowed(change, message):
 @pytest.mark.parametrize(
     "change, part",
     [
-        ({"n_envs": 10**7}, "rollout buffer (n_envs x n_steps)"),
-        ({"net_arch": [10**6, 10**6]}, "networks (net_arch, critic_arch)"),
-        ({"imitate": "random", "imitation_steps": 10**10}, "warm start (imitation_steps)"),
+        ({"n_envs": 10**6}, "rollout buffer (n_envs x n_steps)"),
+        ({"net_arch": [2**16, 2**16]}, "networks (net_arch, critic_arch)"),
+        ({"imitate": "random", "imitation_steps": 10**8}, "warm start (imitation_steps)"),
     ],
 )
 def test_a_config_that_cannot_fit_in_memory_says_how_much_it_needs(change, part):
@@ -432,7 +432,7 @@ def test_a_config_that_cannot_fit_in_memory_says_how_much_it_needs(change, part)
 
 
 def test_memory_and_folder_checks_come_before_anything_is_written(tmp_path, capsys):
-    huge = tiny_config(tmp_path, n_envs=10**9)
+    huge = tiny_config(tmp_path, n_envs=10**6)
     for argv, message in [
         (args(huge, tmp_path / "out"), "this config needs about"),
         (args(tiny_config(tmp_path), "/proc/no_such_folder"), "cannot write the run folder /proc/no_such_folder/tiny"),
@@ -641,7 +641,7 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path, seconds):
     "phase, changes",
     [
         ("recording", {"imitate": "rule_based", "imitation_steps": 10**6}),
-        ("imitation fit", {"imitate": "random", "imitation_steps": 4096, "imitation_epochs": 10**5}),
+        ("imitation fit", {"imitate": "random", "imitation_steps": 4096, "imitation_epochs": 10**4}),
     ],
 )
 def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tmp_path, phase, changes):

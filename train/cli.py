@@ -1,4 +1,5 @@
-"""The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib)."""
+"""The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib), and
+the exit codes of the training commands (``python -m train``, ``train.labels``, ``train.distil``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from allfours_env.rules import parse_rule_options
+
+USAGE_EXIT = 2  # a bad setting, found before any work (argparse's own code)
+WRITE_FAILED_EXIT = 74  # EX_IOERR (sysexits.h): a file the disk refused (full, read-only) during the work
+
+
+def write_failed(err: OSError) -> str:
+    """The one line of a write the disk refused: which file and why."""
+    return f"cannot write {err.filename or 'a file'}: {err.strerror or err}"
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:

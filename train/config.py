@@ -2,6 +2,9 @@
 
 Every key of the YAML file must be a field below with a value of the field's type; anything
 else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
+Every number has a range (:data:`INTEGER_RANGES`, :data:`NUMBER_RANGES`, :data:`ITEM_RANGES`:
+far above any useful value, so that no setting can ask for unbounded time or memory or overflow
+a float), and ``run_name`` must be a plain folder name: a value outside is refused before any work.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
-from allfours_env.cards import N_CARDS, N_SEATS
+from agents.search import MAX_WORLDS
+from allfours_env.cards import N_CARDS, N_SEATS, N_SUITS
 from allfours_env.rules import Rules
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's own networks (train/opponents.py)
@@ -99,26 +103,10 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_common(self)
-        positive = (
-            "imitation_steps", "imitation_epochs", "label_worlds", "distil_epochs", "student_pull_steps", "total_steps",
-            "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots", "eval_every", "eval_boards",
-            "checkpoint_every",
-        )  # fmt: skip
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if any(n < 1 for n in self.distil_labels):
-            raise ConfigError(f"distil_labels must list positive label counts (or be empty), got {self.distil_labels}")
         if self.label_confirm and self.label_confirm <= self.label_worlds:
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
             )
-        if any(n < 1 for n in self.distil_eval.values()):
-            raise ConfigError(f"distil_eval must give each bot at least 1 board pair, got {self.distil_eval}")
-        if self.distil_suit_copies < 0:
-            raise ConfigError(f"distil_suit_copies must be at least 0 (0: none), got {self.distil_suit_copies}")
-        if self.label_workers < 0:
-            raise ConfigError(f"label_workers must be at least 0 (0: every core), got {self.label_workers}")
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
             raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
         if self.horizon not in HORIZONS:
@@ -127,15 +115,12 @@ class TrainConfig:
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
-        if any(n < 1 for n in self.critic_arch):
-            raise ConfigError(f"critic_arch must list positive layer sizes (or be empty), got {self.critic_arch}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         if self.reward not in ("points", "match"):
             raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
-        weights = self.opponents.values()
-        if not self.opponents or not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
-            raise ConfigError(f"opponents needs finite, non-negative weights with a positive sum, got {self.opponents}")
+        if not self.opponents or sum(self.opponents.values()) <= 0:
+            raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
         imitate = [self.imitate] if self.imitate else []
         bots = {
@@ -161,8 +146,56 @@ class TrainConfig:
 
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
-# Number options every backend shares (those a backend lacks are skipped): (lowest, highest, is
-# the lowest itself allowed); every value must also be finite.
+# The largest values of the options (see INTEGER_RANGES): far above any real run, small enough
+# that no option alone asks for unbounded time or memory, or overflows a float.
+MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
+MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's num_envs_per_env_runner)
+MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib train batch
+MAX_LAYER = 2**16  # units of a hidden layer
+MAX_EPOCHS = 10_000
+MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots, RLlib's league_size)
+MAX_LABELS = 10**8  # decisions labelled in one round (or warm-start decisions): 70 GB held for the fit
+MAX_SUIT_COPIES = math.factorial(N_SUITS) - 1  # the relabellings of the suits other than the identity
+MAX_EVAL_BOARDS = 100_000  # board pairs per opponent at each evaluation: a few minutes against the expert
+MAX_WORKERS = 1024  # processes (label_workers, RLlib's num_env_runners)
+MAX_COEF = 1e6  # loss coefficients, gradient norms and opponent weights: far below float32's overflow
+MAX_MINUTES = 10**6  # checkpoint_minutes: about two years
+MAX_NAME_BYTES = 255  # a file name (run_name), as Linux, macOS and Windows file systems allow
+MAX_PATH_BYTES = 4096  # a path (output_dir), Linux's PATH_MAX
+MAX_CONFIG_BYTES = 2**20  # a config file lists a few dozen options
+
+# Integer options (of either backend; those a backend lacks are skipped): (lowest, highest).
+INTEGER_RANGES = {
+    "seed": (0, MAX_SEED),
+    "total_steps": (1, MAX_STEPS),
+    "n_envs": (1, MAX_TABLES),
+    "n_steps": (1, MAX_BATCH),
+    "batch_size": (1, MAX_BATCH),
+    "n_epochs": (1, MAX_EPOCHS),
+    "snapshot_every": (1, MAX_STEPS),
+    "max_snapshots": (1, MAX_SNAPSHOTS),
+    "imitation_steps": (1, MAX_LABELS),
+    "imitation_epochs": (1, MAX_EPOCHS),
+    "label_worlds": (1, MAX_WORLDS),  # search's own caps (agents.search)
+    "label_confirm": (0, MAX_WORLDS),
+    "distil_epochs": (1, MAX_EPOCHS),
+    "distil_suit_copies": (0, MAX_SUIT_COPIES),
+    "label_workers": (0, MAX_WORKERS),
+    "student_pull_steps": (1, MAX_STEPS),
+    "eval_every": (1, MAX_STEPS),
+    "eval_boards": (1, MAX_EVAL_BOARDS),
+    "checkpoint_every": (1, MAX_STEPS),
+    # RLlib (train/rllib/config.py)
+    "num_env_runners": (0, MAX_WORKERS),
+    "num_envs_per_env_runner": (1, MAX_TABLES),
+    "train_batch_size": (1, MAX_BATCH),
+    "minibatch_size": (1, MAX_BATCH),
+    "num_epochs": (1, MAX_EPOCHS),
+    "league_size": (1, MAX_SNAPSHOTS),
+}
+ZERO_MEANS = {"label_confirm": "off", "distil_suit_copies": "none", "label_workers": "every core",
+              "num_env_runners": "sample in the trainer"}  # fmt: skip
+# Float options: (lowest, highest, is the lowest itself allowed).
 NUMBER_RANGES = {
     "learning_rate": (0.0, 1.0, False),
     "imitation_learning_rate": (0.0, 1.0, False),
@@ -170,11 +203,20 @@ NUMBER_RANGES = {
     "gamma": (0.0, 1.0, True),
     "gae_lambda": (0.0, 1.0, True),
     "clip_range": (0.0, 1.0, False),
-    "ent_coef": (0.0, math.inf, True),
-    "student_pull": (0.0, math.inf, True),
-    "vf_coef": (0.0, math.inf, True),
-    "max_grad_norm": (0.0, math.inf, False),
-    "checkpoint_minutes": (0.0, math.inf, False),
+    "ent_coef": (0.0, MAX_COEF, True),
+    "student_pull": (0.0, MAX_COEF, True),
+    "vf_coef": (0.0, MAX_COEF, True),
+    "max_grad_norm": (0.0, MAX_COEF, False),
+    "checkpoint_minutes": (0.0, MAX_MINUTES, False),
+    "self_play": (0.0, 1.0, True),  # RLlib: a probability
+}
+# Options that list numbers: (lowest, highest) of each item (of each value, for a mapping).
+ITEM_RANGES = {
+    "net_arch": (1, MAX_LAYER),
+    "critic_arch": (1, MAX_LAYER),
+    "distil_labels": (1, MAX_LABELS),
+    "distil_eval": (1, MAX_EVAL_BOARDS),
+    "opponents": (0.0, MAX_COEF),
 }
 
 
@@ -211,14 +253,19 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
     """A ConfigError, before any work, if the run would need more memory than the machine has
     (``available`` bytes; default: its physical memory), naming what takes it."""
+    check_needs(memory_needs(config), available)
+
+
+def check_needs(needs: dict[str, int], available: int | None = None, lead: str = "this config needs") -> None:
+    """A ConfigError if ``needs`` (bytes by what takes them) and BASE_BYTES pass ``available``
+    (default: the machine's physical memory), naming the largest parts."""
     if available is None:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    needs = memory_needs(config)
     total = BASE_BYTES + sum(needs.values())
     if total > available:
         parts = "; ".join(f"{what}: {_gb(n)}" for what, n in sorted(needs.items(), key=lambda kv: -kv[1]) if n)
         raise ConfigError(
-            f"this config needs about {_gb(total)} of memory and the machine has {_gb(available)} ({parts}); "
+            f"{lead} about {_gb(total)} of memory and the machine has {_gb(available)} ({parts}); "
             "make the largest of these smaller"
         )
 
@@ -229,33 +276,76 @@ def _gb(n: int) -> str:
 
 def check_common(config: Any) -> None:
     """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    the numbers' ranges, the seed, net_arch, the rules and run_name."""
+    every number's range, net_arch, the rules, run_name and output_dir."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
-        _check_type(f.name, getattr(config, f.name), hints[f.name])
+        check_type(f.name, getattr(config, f.name), hints[f.name])
+    for name, (low, high) in INTEGER_RANGES.items():
+        if hasattr(config, name):
+            check_range(name, getattr(config, name), low, high, note=ZERO_MEANS.get(name))
     for name, (low, high, low_allowed) in NUMBER_RANGES.items():
-        value = getattr(config, name, None)
-        if value is None:
-            continue
-        above_low = value >= low if low_allowed else value > low
-        if not (math.isfinite(value) and above_low and value <= high):
-            raise ConfigError(f"{name} must be a finite number {_range_text(low, high, low_allowed)}, got {value!r}")
-    if not 0 <= config.seed <= MAX_SEED:
-        raise ConfigError(f"seed must be in 0 .. {MAX_SEED:,} (2**32 - 1), got {config.seed}")
-    if not config.net_arch or any(n < 1 for n in config.net_arch):
-        raise ConfigError(f"net_arch must list positive layer sizes, got {config.net_arch}")
+        if hasattr(config, name):
+            check_range(name, getattr(config, name), low, high, low_allowed)
+    for name, (low, high) in ITEM_RANGES.items():
+        items = getattr(config, name, None)
+        for key, value in items.items() if isinstance(items, dict) else enumerate(items or ()):
+            check_range(f"{name}[{shown(key)}]", value, low, high)
+    if not config.net_arch:
+        raise ConfigError("net_arch must list at least one layer size")
     try:
         Rules.from_kwargs(**config.rules)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"rules: {err}") from None
-    if not config.run_name or "/" in config.run_name or config.run_name in (".", ".."):
-        raise ConfigError(f"run_name must be a plain folder name, got {config.run_name!r}")
+    check_run_name(config.run_name)
+    check_output_dir(config.output_dir)
 
 
-def _range_text(low: float, high: float, low_allowed: bool) -> str:
-    if math.isinf(high):
-        return f"{'at least' if low_allowed else 'above'} {low:g}"
-    return f"in {'[' if low_allowed else '('}{low:g}, {high:g}]"
+def check_range(
+    name: str, value: float, low: float, high: float, low_allowed: bool = True, note: str | None = None
+) -> None:
+    """A ConfigError unless ``low <= value <= high`` (``low < value`` if not ``low_allowed``): NaN,
+    infinities and integers of any size are refused without converting them. ``note``: what 0 means."""
+    above_low = value >= low if low_allowed else value > low
+    if not (above_low and value <= high):  # NaN fails both
+        if isinstance(low, int):
+            kind, bounds = "an integer", f"{low:,}, {high:,}"
+        else:
+            kind, bounds = "a finite number", f"{low:g}, {high:g}"
+        meaning = f" (0: {note})" if note else ""
+        opening = "[" if low_allowed else "("
+        raise ConfigError(f"{name} must be {kind} in {opening}{bounds}]{meaning}, got {shown(value)}")
+
+
+def shown(value: Any, limit: int = 100) -> str:
+    """``value`` for a message, cut at ``limit`` characters; a long integer by its size (Python
+    refuses to print one past 4,300 digits)."""
+    if isinstance(value, int) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)):,} digits"
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"a {type(value).__name__} holding an integer too long to print"
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def check_run_name(name: str) -> None:
+    """A ConfigError unless ``name`` can be a folder's own name on any system: not empty, '.' or
+    '..', no '/' or '\\', no control character (NUL cannot be in a path at all), short enough."""
+    bad = not name or name in (".", "..") or any(c in "/\\" or not c.isprintable() for c in name)
+    if bad or len(name.encode()) > MAX_NAME_BYTES:  # (surrogates are not printable: the encoding works)
+        raise ConfigError(
+            f"run_name must be a plain folder name (no '/', '\\' or control characters, not '.' or '..', at most "
+            f"{MAX_NAME_BYTES} bytes), got {name[:80]!r}{'...' if len(name) > 80 else ''}"
+        )
+
+
+def check_output_dir(path: str) -> None:
+    """A ConfigError unless ``path`` can name a folder: not empty, no control character, not too long."""
+    if not path or any(not c.isprintable() for c in path) or len(path.encode()) > MAX_PATH_BYTES:
+        raise ConfigError(
+            f"output_dir must be a folder's path (no control characters, at most {MAX_PATH_BYTES} bytes), "
+            f"got {path[:80]!r}{'...' if len(path) > 80 else ''}"
+        )
 
 
 def _check_bot(key: str, name: str) -> None:
@@ -268,18 +358,18 @@ def _check_bot(key: str, name: str) -> None:
         raise ConfigError(f"{key}: {err}") from None
 
 
-def _check_type(name: str, value: Any, hint: Any) -> None:
+def check_type(name: str, value: Any, hint: Any) -> None:
     origin = typing.get_origin(hint)
     if origin in (list, dict):
         if not isinstance(value, origin):
-            raise ConfigError(f"{name} must be a {origin.__name__}, got {value!r}")
+            raise ConfigError(f"{name} must be a {origin.__name__}, got {shown(value)}")
         args = typing.get_args(hint)
         items = value.items() if origin is dict else ((None, v) for v in value)
         for k, v in items:
             if origin is dict and not isinstance(k, args[0]):
-                raise ConfigError(f"{name} keys must be {args[0].__name__}, got {k!r}")
+                raise ConfigError(f"{name} keys must be {args[0].__name__}, got {shown(k)}")
             if args[-1] is not Any:
-                _check_type(f"{name}[{k!r}]" if k is not None else f"{name} item", v, args[-1])
+                check_type(f"{name}[{shown(k)}]" if k is not None else f"{name} item", v, args[-1])
         return
     if hint is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -290,7 +380,7 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
     else:
         ok = isinstance(value, hint)
     if not ok:
-        raise ConfigError(f"{name} must be of type {getattr(hint, '__name__', hint)}, got {value!r}")
+        raise ConfigError(f"{name} must be of type {getattr(hint, '__name__', hint)}, got {shown(value)}")
 
 
 def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
@@ -313,10 +403,14 @@ def read_config(cls: type[Config], path: str | Path, shipped: str, **overrides: 
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"no config file at {path}; {shipped}")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes; a config file is far smaller")
     try:
         data = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
+        raise ConfigError(f"{path} holds a value that cannot be read: {str(err).split(';')[0]}") from None
     if data is None:
         raise ConfigError(f"{path} is empty; a config lists option: value lines ({shipped})")
     if not isinstance(data, dict):
@@ -351,4 +445,7 @@ def default_options() -> dict[str, Any]:
 def run_folder(run_name: str | None, output_dir: str | None) -> Path:
     """The folder of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
     defaults = default_options()
-    return Path(output_dir or defaults["output_dir"]) / (run_name or defaults["run_name"])
+    run_name, output_dir = run_name or defaults["run_name"], output_dir or defaults["output_dir"]
+    check_run_name(run_name)
+    check_output_dir(output_dir)
+    return Path(output_dir) / run_name

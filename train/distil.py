@@ -13,12 +13,20 @@ actions: free labels, the network told that suits are alike). A held-out part of
 plays search's action, and its regret, the searched value of search's best action minus that of
 the student's choice. The result is an ``.npz`` policy file for ``agents.make`` (numpy at play
 time).
+
+Every option, the ``--init`` policy and the label sets (each one, complete, every shard checked
+as it is read, all of one rule set: :func:`train.label_set.check_sets`) are checked before the
+fit starts, and the memory the labels take against the machine's. Exit codes: 0 done; 2 a bad
+option, policy file or label set (a damaged shard is named), found before any fitting; 74
+(EX_IOERR) the student could not be written (a full or read-only disk: one line, no temporary
+file left); 130 on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -32,6 +40,7 @@ from agents.policy import (
     ACTIVATION_KEY,
     ADVISED_LAYOUT,
     LAYOUT_KEY,
+    CheckpointError,
     Weights,
     batch_inputs,
     hidden_layers,
@@ -42,8 +51,19 @@ from agents.policy import (
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
-from .config import POLICY_INPUTS
-from .label_set import iter_shards, read_meta
+from .cli import USAGE_EXIT, WRITE_FAILED_EXIT, write_failed
+from .config import (
+    LABEL_BYTES,
+    MAX_EPOCHS,
+    MAX_LAYER,
+    MAX_SEED,
+    MAX_SUIT_COPIES,
+    POLICY_INPUTS,
+    ConfigError,
+    check_needs,
+    check_range,
+)
+from .label_set import check_sets, iter_shards
 from .sparse_input import SparseInputLinear
 
 CHUNK = 4096  # rows turned into policy inputs at a time
@@ -138,7 +158,7 @@ def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: in
     ``suit_copies``, each decision also enters that many times with its suits relabelled (a
     random relabelling per row; suits have no order, so its searched values hold there too)."""
     rng = np.random.default_rng(seed)
-    rows = (1 + suit_copies) * sum(read_meta(folder).count for folder in folders)
+    rows = (1 + suit_copies) * sum(settings.count for settings in check_sets(folders))
     # Filled in place (arrays allocated once, the inputs' blocks as reached): no heap fragments as
     # a few thousand small parts leave (measured for 1.4M rows kept as parts, then joined: 1.9 GB,
     # of which 0.7 GB fragments).
@@ -297,7 +317,53 @@ def fit(
         say(f"{text} ({time.monotonic() - start:.0f} s)")
 
 
+MIN_TEMPERATURE = 1e-4  # below it (but 0) the targets of the logits loss pass float32's range
+MAX_TEMPERATURE = 100.0  # chances of the match: far beyond it every target is uniform
+MAX_WEIGHT = 1e6
+
+
 def main(argv: list[str] | None = None) -> int:
+    from eval.processes import caught_stop, exit_code, handle_stops, stop_name
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handle_stops()
+    torch.set_num_threads(1)
+    try:
+        try:  # every option, the policy file and the label sets, before any work
+            hidden = check_options(args)
+            actor, layout = _start(args, hidden)
+            labels = read_labels(args.labels, layout, args.suit_copies, args.seed)
+        except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
+            parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")
+        print(
+            f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, "
+            f"input layout {layout}",
+            file=sys.stderr,
+        )
+        fit(
+            actor, labels, args.temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss,
+            args.deviation_weight, say=lambda t: print(t, file=sys.stderr),
+        )  # fmt: skip
+        save_weights(actor.weights(layout), args.out)
+    except OSError as err:
+        print(f"python -m train.distil: {write_failed(err)}; nothing was written", file=sys.stderr)
+        return WRITE_FAILED_EXIT
+    except CheckpointError as err:  # the fit's weights are not finite: save_weights refuses to write them
+        print(f"python -m train.distil: the fit diverged, nothing was written ({err}); try a smaller --lr",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = caught_stop(error)
+        if stop is None:
+            raise
+        print(f"\n{stop_name(stop)}: stopped; nothing was written", file=sys.stderr)
+        return exit_code(stop)
+    print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m train.distil", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--labels", required=True, type=Path, nargs="+", help="label sets' folders (python -m train.labels)"
@@ -310,11 +376,10 @@ def main(argv: list[str] | None = None) -> int:
         help="the policy input without --init: advised (with the expert's advice) or compact (without)",
     )  # fmt: skip
     parser.add_argument(
-        "--temperature",
-        type=float,
-        default=0.01,
-        help="of the softmax over searched values (default 0.01); 0: the action search played",
-    )
+        "--temperature", type=float, default=0.01,
+        help=f"of the softmax over searched values (default 0.01; {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}); "
+        "0: the action search played",
+    )  # fmt: skip
     parser.add_argument(
         "--loss", choices=("cross_entropy", "logits"), default="cross_entropy",
         help="cross_entropy toward the targets, or logits: regress each legal logit on its value above the mean / temperature",
@@ -323,38 +388,76 @@ def main(argv: list[str] | None = None) -> int:
         "--deviation-weight", type=float, default=1.0,
         help="weight of the decisions where search differs from the player (default 1)",
     )  # fmt: skip
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument(
-        "--holdout", type=float, default=0.05, help="share of labels held out to measure (default 0.05)"
+        "--epochs", type=int, default=10, help=f"passes over the labels (default 10; at most {MAX_EPOCHS:,})"
+    )
+    parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate (default 0.0003; at most 1)")
+    parser.add_argument(
+        "--holdout", type=float, default=0.05, help="share of labels held out to measure, 0 <= h < 1 (default 0.05)"
     )
     parser.add_argument(
         "--suit-copies", type=int, default=0,
-        help="each decision also enters this many times with its suits relabelled (default 0)",
+        help=f"each decision also enters this many times with its suits relabelled (default 0; at most "
+        f"{MAX_SUIT_COPIES})",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    return parser
+
+
+def check_options(args: argparse.Namespace) -> list[int]:
+    """Every option's range, ``--out`` and the memory the labels take (a ValueError naming the
+    bad one); the hidden layer sizes."""
+    check_range("--epochs", args.epochs, 1, MAX_EPOCHS)
+    check_range("--lr", args.lr, 0.0, 1.0, low_allowed=False)
+    check_range("--holdout", args.holdout, 0.0, 1.0)
+    if args.holdout == 1.0:
+        raise ConfigError("--holdout must be below 1: a share held out leaves the rest to fit")
+    if args.temperature != 0:
+        check_range("--temperature", args.temperature, MIN_TEMPERATURE, MAX_TEMPERATURE)
+    check_range("--deviation-weight", args.deviation_weight, 0.0, MAX_WEIGHT, low_allowed=False)
+    check_range("--suit-copies", args.suit_copies, 0, MAX_SUIT_COPIES)
+    check_range("--seed", args.seed, 0, MAX_SEED)
+    _check_out(args.out)
+    hidden = _hidden_sizes(args.hidden)
+    counts = sum(settings.count for settings in check_sets(args.labels))
+    labels = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * counts * (1 + args.suit_copies)}
+    check_needs(labels, lead="these labels need")
+    return hidden
+
+
+def _hidden_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(
+            f"--hidden must be layer sizes separated by commas, e.g. 256,256; got {text[:80]!r}"
+        ) from None
+    for size in sizes:
+        check_range("--hidden", size, 1, MAX_LAYER)
+    return sizes
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` must name an ``.npz`` file in a folder that exists and can be written."""
+    if out.suffix != ".npz":
+        raise ConfigError(f"--out must name an .npz file (a policy file), got {out}")
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a folder; name the .npz file to write")
+    folder = out.parent
+    if not folder.is_dir():
+        raise ConfigError(f"--out {out}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):  # read-only file systems included (EROFS)
+        raise ConfigError(f"--out {out}: the folder {folder} cannot be written")
+
+
+def _start(args: argparse.Namespace, hidden: list[int]) -> tuple[Actor, int]:
+    """The actor to fit and its input layout: ``--init``'s, or a new one of ``hidden`` and ``--input``."""
     if args.init:
         weights = load_weights(args.init)
-        layout = int(weights.get(LAYOUT_KEY, ADVISED_LAYOUT))
-        actor = Actor.from_weights(weights)
-    else:
-        layout = POLICY_INPUTS[args.input]
-        torch.manual_seed(args.seed)
-        actor = Actor(input_size(layout), [int(h) for h in args.hidden.split(",")], "relu")
-    labels = read_labels(args.labels, layout, args.suit_copies, args.seed)
-    print(
-        f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, input layout {layout}",
-        file=sys.stderr,
-    )
-    fit(
-        actor, labels, args.temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss, args.deviation_weight,
-        say=lambda t: print(t, file=sys.stderr),
-    )  # fmt: skip
-    save_weights(actor.weights(layout), args.out)
-    print(f"written: {args.out}", file=sys.stderr)
-    return 0
+        return Actor.from_weights(weights), int(weights.get(LAYOUT_KEY, ADVISED_LAYOUT))
+    layout = POLICY_INPUTS[args.input]
+    torch.manual_seed(args.seed)
+    return Actor(input_size(layout), hidden, "relu"), layout
 
 
 if __name__ == "__main__":

@@ -33,21 +33,37 @@ Any policy input of the project is a function of ``observation`` and ``action_ma
 (:func:`agents.policy.batch_inputs`), so a label set serves every input layout. A shard is
 written whole (a temporary file renamed into place), so a stopped labelling run keeps its
 finished shards and goes on from them.
+
+A label set may come from someone else, so everything read is checked before use
+(:class:`LabelSetError` naming the file and what is wrong): ``labels.json``'s settings have
+their types and ranges (:class:`LabelSettings`), and every column of a shard its dtype, its
+shape and its values: masks of 0/1 with two legal actions or more, values chances in 0..1 on
+the legal actions and NaN elsewhere, both actions legal, and observations the encoder could have
+written under the set's rules (flags 0 or 1, scalars in range, the set's rules block, one phase,
+dealer and leader, the current trick played from its leader on and none of it the observer's:
+the compiled feature and expert kernels read them, :func:`observation_problems`). A folder that
+holds other files and no ``labels.json`` is never written into.
 """
 
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from agents.atomic_file import atomic_path, write_text
-from agents.npz_file import read_npz
+from agents.npz_file import open_regular, read_npz
+from agents.search import MAX_WORLDS, ROLLOUTS
 from allfours_env import N_ACTIONS
-from allfours_env.observation import OBS_SIZE
+from allfours_env.cards import N_CARDS, N_SEATS
+from allfours_env.observation import LAYOUT, N_FLAGS, OBS_SIZE, rules_block
+from allfours_env.rules import Rules
+
+from .config import MAX_LABELS, MAX_SEED, ConfigError, check_range, check_type
 
 FORMAT = "allfours-search-labels"
 VERSION = 1
@@ -62,6 +78,13 @@ COLUMNS = {  # name -> (dtype, shape of one row)
     "search_seed": (np.uint64, ()),
 }
 MAX_SHARD_BYTES = 1 << 30  # a shard of 10,000 rows holds about 42 MB
+MAX_META_BYTES = 1 << 20  # labels.json: a few hundred bytes
+MAX_SHARD_ROWS = 20_000  # a shard's positions are drawn from 4x as many recorded (330 MB of observations)
+MAX_TABLES = 1024  # matches a shard's player plays at once (16 give about 2,500 decisions)
+SETTING_RANGES = {  # LabelSettings' integers: (lowest, highest)
+    "count": (1, MAX_LABELS), "worlds": (1, MAX_WORLDS), "confirm": (0, MAX_WORLDS), "seed": (0, MAX_SEED),
+    "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES),
+}  # fmt: skip
 
 
 class LabelSetError(ValueError):
@@ -84,6 +107,26 @@ class LabelSettings:
     confirm: int = 0  # search's confirm: worlds in all before a label leaves the expert's choice (0: off)
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
 
+    def __post_init__(self) -> None:
+        """Each setting's type and range (those of search's options too): a LabelSetError naming it."""
+        try:
+            hints = typing.get_type_hints(LabelSettings)
+            for f in fields(self):
+                check_type(f.name, getattr(self, f.name), hints[f.name])
+            for name, (low, high) in SETTING_RANGES.items():
+                check_range(name, getattr(self, name), low, high)
+            check_range("margin", self.margin, 0.0, 1.0)
+        except ConfigError as err:
+            raise LabelSetError(str(err)) from None
+        if self.confirm and self.confirm <= self.worlds:
+            raise LabelSetError(f"confirm must be 0 (off) or more than worlds ({self.worlds}), got {self.confirm}")
+        if self.rollout not in ROLLOUTS:
+            raise LabelSetError(f"rollout must be one of {ROLLOUTS}, got {self.rollout!r}")
+        try:
+            Rules(**self.rules)
+        except (TypeError, ValueError) as err:
+            raise LabelSetError(f"rules: {err}") from None
+
     def shards(self) -> int:
         return -(-self.count // self.shard_rows)
 
@@ -92,9 +135,14 @@ class LabelSettings:
 
 
 def write_meta(folder: Path, settings: LabelSettings) -> None:
-    """Create ``folder`` with its ``labels.json``, or check that the one there has these settings."""
+    """Create ``folder`` with its ``labels.json``, or check that the one there has these settings.
+    A LabelSetError for a path that is not a folder, or a folder of other files (never written
+    into); an OSError if the folder cannot be made or written."""
+    folder = Path(folder)
     path = folder / META_FILE
-    if path.exists():
+    if folder.exists() and not folder.is_dir():
+        raise LabelSetError(f"{folder} is not a folder: give a new folder, or a label set's to go on with it")
+    if path.exists() or path.is_symlink():
         found = read_meta(folder)
         if found != settings:
             differ = [k for k, v in asdict(settings).items() if asdict(found).get(k) != v]
@@ -103,6 +151,11 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
                 "give another folder, or the same settings to go on with it"
             )
         return
+    if folder.is_dir() and any(folder.iterdir()):
+        raise LabelSetError(
+            f"{folder} holds other files and no {META_FILE}: it is not a label set, and nothing is written into it; "
+            "give a new or empty folder"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     _write_settings(folder, settings)
 
@@ -118,18 +171,23 @@ def _write_settings(folder: Path, settings: LabelSettings) -> None:
 
 
 def read_meta(folder: Path) -> LabelSettings:
+    """The settings of the label set in ``folder``, checked; a LabelSetError naming the file."""
     path = Path(folder) / META_FILE
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        with open_regular(path) as file:
+            text = file.read(MAX_META_BYTES + 1)
+        if len(text) > MAX_META_BYTES:
+            raise ValueError(f"more than {MAX_META_BYTES:,} bytes; it holds a few hundred")
+        meta = json.loads(text)
     except FileNotFoundError:
         raise LabelSetError(f"{folder} is not a label set: it has no {META_FILE}") from None
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise LabelSetError(f"{path} cannot be read: {err}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise LabelSetError(f"{path} is not a version {VERSION} {FORMAT} file")
     try:
         return LabelSettings(**meta["settings"])
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, LabelSetError) as err:
         raise LabelSetError(f"{path}: bad settings: {err}") from None
 
 
@@ -137,41 +195,63 @@ def shard_path(folder: Path, shard: int) -> Path:
     return Path(folder) / SHARD_FILE.format(shard)
 
 
-def write_shard(folder: Path, shard: int, columns: dict[str, np.ndarray]) -> None:
-    """Write one shard whole: it appears complete under its name, or not at all."""
+def write_shard(folder: Path, shard: int, columns: dict[str, np.ndarray], rules: Rules) -> None:
+    """Write one shard whole: it appears complete under its name, or not at all (an OSError naming
+    the shard if the disk refuses it, the temporary file removed)."""
     rows = len(columns["observation"])
-    check_columns(columns, rows, f"shard {shard}")
-    with atomic_path(shard_path(folder, shard)) as tmp:
-        np.savez_compressed(tmp, **columns)
+    check_columns(columns, rows, rules, f"shard {shard}")
+    path = shard_path(folder, shard)
+    try:
+        with atomic_path(path) as tmp:
+            np.savez_compressed(tmp, **columns)
+    except OSError as err:
+        raise OSError(err.errno, err.strerror or str(err), str(path)) from None
 
 
-def read_shard(folder: Path, shard: int, rows: int) -> dict[str, np.ndarray]:
+def read_shard(folder: Path, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
+    """Shard ``shard`` of the set of ``settings`` in ``folder``, every column checked; a
+    LabelSetError naming the file and what is wrong."""
     path = shard_path(folder, shard)
     try:
         columns = read_npz(path, MAX_SHARD_BYTES)
     except (OSError, ValueError) as err:
         raise LabelSetError(f"{path}: {err}") from None
-    check_columns(columns, rows, str(path))
+    check_columns(columns, settings.rows_of(shard), Rules(**settings.rules), str(path))
     return columns
 
 
-def shards_done(folder: Path, settings: LabelSettings) -> list[int]:
-    """The shards already written (whole, since shards are renamed into place)."""
-    return [k for k in range(settings.shards()) if shard_path(folder, k).exists()]
+def shards_done(folder: Path, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
+    """The shards already written, each read and checked: those intact, and why each damaged one
+    is not (a shard appears whole, being renamed into place, but may have been changed since)."""
+    done, damaged = [], {}
+    for k in range(settings.shards()):
+        if shard_path(folder, k).exists() or shard_path(folder, k).is_symlink():
+            try:
+                read_shard(folder, k, settings)
+                done.append(k)
+            except LabelSetError as err:
+                damaged[k] = str(err)
+    return done, damaged
 
 
 def iter_shards(folder: Path) -> Iterator[dict[str, np.ndarray]]:
     """Every shard of a complete label set, in order, each checked."""
     settings = read_meta(folder)
+    check_complete(folder, settings)
+    for k in range(settings.shards()):
+        yield read_shard(folder, k, settings)
+
+
+def check_complete(folder: Path, settings: LabelSettings) -> None:
+    """A LabelSetError unless every shard of the set is there (each is checked when read)."""
     missing = [k for k in range(settings.shards()) if not shard_path(folder, k).exists()]
     if missing:
         raise LabelSetError(f"{folder} is not complete: {len(missing)} of {settings.shards()} shards missing")
-    for k in range(settings.shards()):
-        yield read_shard(folder, k, settings.rows_of(k))
 
 
-def check_columns(columns: dict[str, np.ndarray], rows: int, where: str) -> None:
-    """The columns are exactly :data:`COLUMNS`, ``rows`` long, with consistent masks and values."""
+def check_columns(columns: dict[str, np.ndarray], rows: int, rules: Rules, where: str) -> None:
+    """The columns are exactly :data:`COLUMNS`, ``rows`` long, with values their meaning allows
+    (see the module docstring); a LabelSetError naming the first bad row otherwise."""
     if set(columns) != set(COLUMNS):
         raise LabelSetError(f"{where}: columns {sorted(columns)}, expected {sorted(COLUMNS)}")
     for name, (dtype, shape) in COLUMNS.items():
@@ -180,15 +260,92 @@ def check_columns(columns: dict[str, np.ndarray], rows: int, where: str) -> None
             raise LabelSetError(
                 f"{where}: column {name} is {column.dtype} {column.shape}, expected {np.dtype(dtype)} {(rows, *shape)}"
             )
+    if (columns["action_mask"].view(np.uint8) > 1).any():  # a bool's byte read from a file may be anything
+        raise LabelSetError(f"{where}: action_mask holds bytes other than 0 and 1")
+    for problem, bad in _row_problems(columns, rules):
+        if bad.any():
+            raise LabelSetError(f"{where}: row {int(np.argmax(bad))}: {problem}")
+
+
+def _row_problems(columns: dict[str, np.ndarray], rules: Rules) -> Iterator[tuple[str, np.ndarray]]:
+    """(what is wrong, the rows where it is) for each check of the columns' values, in order."""
     mask, values = columns["action_mask"], columns["values"]
-    legal_values = values[mask]
-    if (mask.sum(axis=1) < 2).any() or np.isnan(legal_values).any() or not np.isnan(values[~mask]).all():
-        raise LabelSetError(f"{where}: each row needs two legal actions or more, a value for each, NaN elsewhere")
-    if ((legal_values < 0) | (legal_values > 1)).any():
-        raise LabelSetError(f"{where}: values are chances, 0..1")
+    yield "fewer than two legal actions in action_mask", mask.sum(axis=1) < 2
+    yield "values must be NaN on illegal actions", ~np.isnan(values).all(axis=1, where=~mask)
+    legal = np.where(mask, values, 0.5)
+    yield "values of legal actions must be chances in 0..1", ~((legal >= 0) & (legal <= 1)).all(axis=1)
     for name in ("search_action", "player_action"):
         action = columns[name].astype(np.int64)
-        if ((action < 0) | (action >= N_ACTIONS)).any() or not mask[
-            np.arange(rows), action.clip(0, N_ACTIONS - 1)
-        ].all():
-            raise LabelSetError(f"{where}: {name} holds an action that was not legal")
+        in_range = (action >= 0) & (action < N_ACTIONS)
+        legal_action = mask[np.arange(len(action)), action.clip(0, N_ACTIONS - 1)]
+        yield f"{name} must be a legal action of the row's action_mask", ~(in_range & legal_action)
+    yield from observation_problems(columns["observation"], rules)
+
+
+def observation_problems(observations: np.ndarray, rules: Rules) -> Iterator[tuple[str, np.ndarray]]:
+    """(what is wrong, the rows where it is) for each check of float32 observations (n, OBS_SIZE)
+    of a seat to act under ``rules``: what the encoder writes, as far as the compiled kernels
+    that read them rely on it (the current trick's seats index their tables)."""
+    finite = np.isfinite(observations).all(axis=1)
+    yield "observation holds NaN or infinite values", ~finite
+    flags = observations[:, :N_FLAGS]
+    yield "observation flags (the values before 'scores') must be 0 or 1", ~((flags == 0) | (flags == 1)).all(axis=1)
+    for name in ("scores", "game_points"):
+        part = observations[:, LAYOUT[name].slice]
+        yield f"observation {name} must lie in 0..1", ~((part >= 0) & (part <= 1)).all(axis=1)
+    target = observations[:, LAYOUT["target"].offset] == np.float32(1 / rules.target_score)
+    block = (observations[:, LAYOUT["rules"].slice] == rules_block(rules)).all(axis=1)
+    yield "observation target and rules block must be the label set's rules", ~(target & block)
+
+    def piece(name: str) -> np.ndarray:
+        return flags[:, LAYOUT[name].slice] > 0.5
+
+    def count(name: str) -> np.ndarray:
+        return piece(name).sum(axis=1)
+
+    yield (
+        "observation needs one phase, one dealer and one beggar",
+        ((count("phase") != 1) | (count("dealer") != 1) | (count("beggar") != 1)),
+    )
+    dealer, beggar = piece("dealer").argmax(axis=1), piece("beggar").argmax(axis=1)
+    yield "observation's beggar must be the seat after the dealer", beggar != (dealer + 1) % N_SEATS
+    yield "observation's partner must be relative seat 2", ~(piece("partner") == (np.arange(N_SEATS) == 2)).all(axis=1)
+    yield (
+        "observation holds more than one trump, kick or leader",
+        ((count("trump") > 1) | (count("kick") > 1) | (count("leader") > 1)),
+    )
+    table = piece("table").reshape(-1, N_SEATS, N_CARDS)
+    played = piece("played").reshape(-1, N_SEATS, N_CARDS)
+    yield (
+        "observation's current trick has two cards of a seat, or a card not played",
+        ((table.sum(axis=2) > 1).any(axis=1) | (table & ~played).any(axis=(1, 2))),
+    )
+    on_table = table.any(axis=2)
+    yield "observation's current trick holds a card of the seat to act", on_table[:, 0]
+    leader = piece("leader")
+    seats_after = ((np.arange(N_SEATS) - leader.argmax(axis=1)[:, None]) % N_SEATS) < on_table.sum(axis=1)[:, None]
+    yield (
+        "observation's current trick must be played by its leader and the seats after",
+        ~np.where(leader.any(axis=1)[:, None], on_table == seats_after, ~on_table).all(axis=1),
+    )
+
+
+def check_sets(folders: list[Path]) -> list[LabelSettings]:
+    """The settings of label sets to be fitted together, each complete; a LabelSetError if one is
+    not a label set, is incomplete, is named twice, or has other rules than the first (a student
+    plays one rule set)."""
+    seen: dict[Path, Path] = {}
+    found = []
+    for folder in folders:
+        settings = read_meta(folder)
+        check_complete(folder, settings)
+        where = Path(folder).resolve()
+        if where in seen:
+            raise LabelSetError(f"{folder} is named twice (as {seen[where]}): its labels would count double")
+        seen[where] = folder
+        if found and Rules(**settings.rules) != Rules(**found[0].rules):
+            raise LabelSetError(
+                f"{folder} was labelled under other rules than {folders[0]}: a student plays one rule set"
+            )
+        found.append(settings)
+    return found

@@ -15,8 +15,15 @@
    action's searched value is stored, and the action search plays.
 
 Shards are dealt to worker processes (``--workers``, default all cores; the label set does not
-depend on it), written whole as they finish; a stopped run is continued by the same command,
-which makes only the missing shards. Progress lines give labels done, the rate and the time left.
+depend on it) and written whole by this process as they finish; a stopped run is continued by
+the same command, which makes only the missing shards, and again any shard found damaged (every
+one there is read and checked first, :mod:`train.label_set`). Progress lines give labels done,
+the rate and the time left.
+
+Exit codes: 0 done; 2 a bad setting, or an ``--out`` that is not a new, empty or label-set folder
+or cannot be written, found before any labelling; 74 (EX_IOERR) a shard that could not be written
+(a full or read-only disk: one line, no temporary file left, the finished shards kept); 130 on
+Ctrl-C and 143 on SIGTERM.
 """
 
 from __future__ import annotations
@@ -47,8 +54,9 @@ from eval.processes import (
     worker_context,
 )
 
-from .config import MAX_SEED
-from .label_set import LabelSetError, LabelSettings, shards_done, write_meta, write_shard
+from .cli import USAGE_EXIT, WRITE_FAILED_EXIT, write_failed
+from .config import MAX_WORKERS, check_range
+from .label_set import LabelSetError, LabelSettings, shard_path, shards_done, write_meta, write_shard
 from .progress import Progress
 
 DEFAULT_TABLES = 16  # one arena of 16 matches gives about 2,500 decisions with a choice
@@ -163,31 +171,50 @@ def _init_worker(parent: int | None, counter) -> None:
     _counter = counter
 
 
-def _make_shard(settings: LabelSettings, folder: Path, shard: int) -> int:
+def _make_shard(settings: LabelSettings, shard: int) -> tuple[int, dict[str, np.ndarray]]:
+    """Shard ``shard``'s columns (in a worker: the parent writes them, so that a worker ended at
+    any moment leaves no file behind)."""
+
     def tick() -> None:
         if _counter is not None:
             with _counter.get_lock():
                 _counter.value += 1
 
-    write_shard(folder, shard, label_shard(settings, shard, tick))
-    return shard
+    return shard, label_shard(settings, shard, tick)
 
 
 def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None) -> None:
-    """Make the label set of ``settings`` in ``folder``, or its missing shards."""
+    """Make the label set of ``settings`` in ``folder``, or its missing (or damaged) shards."""
+    label_shards(settings, folder, open_label_set(settings, folder), workers, progress)
+
+
+def open_label_set(settings: LabelSettings, folder: Path) -> list[int]:
+    """Make ``folder`` a label set of ``settings`` (or check that it is one) and read every shard
+    there: the shards still to make, those damaged among them (said on stderr) included. A
+    LabelSetError or an OSError if the folder is not a label set's or cannot be written."""
     folder = Path(folder)
     write_meta(folder, settings)
-    done = shards_done(folder, settings)
-    todo = [k for k in range(settings.shards()) if k not in done]
-    already = sum(settings.rows_of(k) for k in done)
+    done, damaged = shards_done(folder, settings)
+    for shard, problem in damaged.items():
+        print(f"[labels] {problem}; {shard_path(folder, shard).name} is labelled again", file=sys.stderr)
+    return [k for k in range(settings.shards()) if k not in done]
+
+
+def label_shards(
+    settings: LabelSettings, folder: Path, todo: list[int], workers: int, progress: Progress | None = None
+) -> None:
+    """Make shards ``todo`` of the label set of ``settings`` in ``folder`` (:func:`open_label_set`)."""
+    folder = Path(folder)
+    rules = Rules(**settings.rules)
+    already = settings.count - sum(settings.rows_of(k) for k in todo)
     progress = progress or Progress(enabled=False)
     context = worker_context()
     counter = context.Value("q", 0)
     with progress.phase("labelling", "labels", settings.count, done=already):
         if workers == 1:
             _init_worker(None, counter)
-            for shard in todo:
-                _make_shard(settings, folder, shard)
+            for k in todo:
+                write_shard(folder, *_make_shard(settings, k), rules)
                 progress.advance(already + counter.value)
             return
         with ProcessPoolExecutor(
@@ -196,13 +223,13 @@ def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: P
         ) as pool:  # fmt: skip
             try:
                 with stops_held():  # the workers fork at the first submit
-                    pending: set[Future] = {pool.submit(_make_shard, settings, folder, k) for k in todo}
+                    pending: set[Future] = {pool.submit(_make_shard, settings, k) for k in todo}
                 while pending:
                     finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        future.result()
+                        write_shard(folder, *future.result(), rules)
                     progress.advance(already + counter.value)
-            except BaseException:  # a stop or a failed shard: end now, not after the running shards
+            except BaseException:  # a stop, a failed shard or write: end now, not after the running shards
                 end_workers(pool)
                 raise
 
@@ -224,23 +251,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard-rows", type=int, default=1000, help="decisions per shard (default 1000)")
     parser.add_argument("--tables", type=int, default=DEFAULT_TABLES, help="matches played at once per shard")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--workers", type=int, default=min(os.cpu_count() or 1, MAX_WORKERS), help="default: every core"
+    )
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     handle_stops()
     try:
-        settings = check_settings(args)
-        for bot in filter(None, (settings.player, settings.opponents)):
-            agents.make(bot)  # an unknown bot fails now, with the list of bots
+        try:  # every setting and the folder, before any work
+            settings = check_settings(args)
+            for bot in filter(None, (settings.player, settings.opponents)):
+                agents.make(bot)  # an unknown bot fails now, with the list of bots
+            todo = _open_out(settings, args.out)
+        except (ValueError, FileNotFoundError) as err:  # LabelSetError and ConfigError are ValueErrors
+            print(f"python -m train.labels: error: {err}", file=sys.stderr)
+            return USAGE_EXIT
         progress = Progress(enabled=not args.quiet)
         start = time.monotonic()
-        make_labels(settings, args.out, args.workers, progress)
+        label_shards(settings, args.out, todo, args.workers, progress)
         progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
         return 0
-    except (ValueError, LabelSetError, FileNotFoundError) as err:
-        print(f"python -m train.labels: {err}", file=sys.stderr)
-        return 2
+    except OSError as err:  # a shard the disk refused: the finished ones are whole
+        print(f"python -m train.labels: {write_failed(err)}; the finished shards are kept: once the disk has room, "
+              "the same command goes on", file=sys.stderr)  # fmt: skip
+        return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
         if stop is None:
@@ -249,14 +284,20 @@ def main(argv: list[str] | None = None) -> int:
         return exit_code(stop)
 
 
+def _open_out(settings: LabelSettings, out: Path) -> list[int]:
+    """:func:`open_label_set` for ``--out``; a folder that cannot be made or written is a LabelSetError."""
+    try:
+        return open_label_set(settings, out)
+    except OSError as err:
+        raise LabelSetError(
+            f"cannot write the label folder {out}: {err.strerror or err}; give a writable --out"
+        ) from None
+
+
 def check_settings(args: argparse.Namespace) -> LabelSettings:
-    for name, low in (("count", 1), ("worlds", 1), ("shard_rows", 1), ("tables", 1), ("workers", 1)):
-        value = getattr(args, name)
-        if value < low:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least {low}, got {value}")
-    SearchBot(worlds=args.worlds, ms=0, margin=args.margin, confirm=args.confirm)  # its own checks of these
-    if not 0 <= args.seed <= MAX_SEED:
-        raise ValueError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    """The label set's settings from the command line, each checked (:class:`LabelSettings`), and
+    ``--workers``; a ValueError naming the bad one."""
+    check_range("--workers", args.workers, 1, MAX_WORKERS)
     rules = asdict(Rules(**parse_rule_options(args.rule)))
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,

@@ -1,7 +1,8 @@
 """Options of the RLlib backend: one typed dataclass, read from YAML (``configs/rllib.yaml``).
 
-Same rules as :mod:`train.config`: every key must be a field below with a value of its type,
-anything else is a ``ConfigError`` naming the key. Steps are environment steps: the learner's
+Same rules as :mod:`train.config`: every key must be a field below with a value of its type and,
+for a number, in its range (train/config.py's tables), anything else is a ``ConfigError`` naming
+the key. Steps are environment steps: the learner's
 decisions (the league's, made inside the env, are not counted).
 """
 
@@ -59,18 +60,9 @@ class RLlibConfig:
     checkpoint_every: int = 50_000
 
     def __post_init__(self) -> None:
-        check_common(self)
-        positive = ("total_steps", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs",
-                    "league_size", "snapshot_every", "eval_every", "eval_boards", "checkpoint_every")  # fmt: skip
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.num_env_runners < 0:
-            raise ConfigError(f"num_env_runners must be 0 (sample in the trainer) or more, got {self.num_env_runners}")
+        check_common(self)  # every number's range too (train/config.py's tables)
         if self.minibatch_size > self.train_batch_size:
             raise ConfigError(f"minibatch_size ({self.minibatch_size}) must not exceed train_batch_size")
-        if not 0.0 <= self.self_play <= 1.0:
-            raise ConfigError(f"self_play is a probability, got {self.self_play}")
         for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("episode", self.episode, EPISODES)):
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")

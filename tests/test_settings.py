@@ -1,0 +1,179 @@
+"""Every training setting is checked before any work: a value out of range, a run name that cannot
+be a folder, or a number too long to read is exit 2 with a message naming the setting, and
+nothing is written (train/config.py, train/rllib/config.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+import pytest
+import yaml
+
+from train import config as config_module
+from train.__main__ import main as train_main
+from train.config import (
+    INTEGER_RANGES,
+    ITEM_RANGES,
+    NUMBER_RANGES,
+    ConfigError,
+    TrainConfig,
+    config_from_dict,
+    load_config,
+    run_folder,
+)  # fmt: skip
+from train.rllib.config import RLlibConfig
+
+QUICK = config_module.CONFIG_DIR / "quick.yaml"
+HUGE = 10**4000  # an integer Python can still print; 10**5000 cannot come from YAML (see below)
+
+
+def numeric_fields(cls: type) -> dict[str, typing.Any]:
+    """Every field of ``cls`` that is a number or holds numbers, with its type."""
+    hints = typing.get_type_hints(cls)
+    numeric = (int, float, list[int], dict[str, int], dict[str, float])
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if hints[f.name] in numeric}
+
+
+@pytest.mark.parametrize("cls", [TrainConfig, RLlibConfig])
+def test_every_number_of_either_config_has_a_range(cls: type) -> None:
+    ranged = set(INTEGER_RANGES) | set(NUMBER_RANGES) | set(ITEM_RANGES)
+    assert not set(numeric_fields(cls)) - ranged
+
+
+def huge_value(hint: typing.Any, value: typing.Any) -> typing.Any:
+    if hint in (int, float):
+        return HUGE
+    if hint == list[int]:
+        return [HUGE]
+    return {next(iter(value), "random"): HUGE}
+
+
+@pytest.mark.parametrize("name", sorted(numeric_fields(TrainConfig)))
+def test_a_huge_value_of_any_number_is_refused_naming_it(name: str) -> None:
+    hint = numeric_fields(TrainConfig)[name]
+    value = getattr(load_config(QUICK), name)
+    with pytest.raises(ConfigError, match=rf"{name}(\[.*\])? must be .* got an integer of about 4,000 digits"):
+        config_from_dict({name: huge_value(hint, value)})
+    if hint is float:
+        for bad in (float("nan"), float("inf"), -float("inf"), 1e300):
+            with pytest.raises(ConfigError, match=f"{name} must be a finite number in"):
+                config_from_dict({name: bad})
+
+
+@pytest.mark.parametrize("name", sorted(numeric_fields(RLlibConfig)))
+def test_a_huge_value_of_any_rllib_number_is_refused_naming_it(name: str) -> None:
+    hint = numeric_fields(RLlibConfig)[name]
+    with pytest.raises(ConfigError, match=rf"{name}(\[.*\])? must be .* got an integer of about 4,000 digits"):
+        RLlibConfig(**{name: huge_value(hint, getattr(RLlibConfig(), name))})
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_RANGES))
+def test_each_integer_range_is_exact(name: str) -> None:
+    low, high = INTEGER_RANGES[name]
+    cls = TrainConfig if name in numeric_fields(TrainConfig) else RLlibConfig
+    make = config_from_dict if cls is TrainConfig else lambda d: RLlibConfig(**d)
+    # the setting that must lie above or below this one, kept out of the way
+    others = {
+        "label_worlds": {"label_confirm": 0}, "label_confirm": {"label_worlds": 1},
+        "train_batch_size": {"minibatch_size": 1}, "minibatch_size": {"train_batch_size": config_module.MAX_BATCH},
+    }  # fmt: skip
+    for value, ok in ((low - 1, False), (low, True), (high, True), (high + 1, False)):
+        change = {**others.get(name, {}), name: value}
+        if name == "label_confirm" and value == 1:  # confirm must be 0 or more than label_worlds
+            continue
+        if ok:
+            make(change)
+        else:
+            with pytest.raises(ConfigError, match=f"{name} must be an integer in"):
+                make(change)
+
+
+def test_search_settings_use_searchs_own_caps() -> None:
+    from agents.search import MAX_WORLDS
+
+    assert INTEGER_RANGES["label_worlds"][1] == INTEGER_RANGES["label_confirm"][1] == MAX_WORLDS
+
+
+# ---------------------------------------------------------------- the issue's reproductions, on the command line
+
+
+def run_train(tmp_path: Path, capsys: pytest.CaptureFixture, text: str, *more: str) -> str:
+    """``python -m train`` with a config of ``text`` (quick's other options): exit 2 and its message."""
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(["--config", str(config), "--output-dir", str(tmp_path / "runs"), "--quiet", *more])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    assert not (tmp_path / "runs").exists()  # refused before anything was written
+    return err
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"label_worlds": 100_000_000}, r"label_worlds must be an integer in \[1, 4,096\], got 100000000"),
+        ({"label_confirm": 1_000_000_000}, r"label_confirm must be an integer in \[0, 4,096\] \(0: off\)"),
+        ({"eval_boards": 10**12}, r"eval_boards must be an integer in \[1, 100,000\], got 1000000000000"),
+        ({"opponents": {"self": 1.0, "search:worlds=100000000": 1.0}}, "opponents: .*worlds"),
+    ],
+)
+def test_settings_that_failed_after_work_started_are_exit_2(tmp_path, capsys, change, message) -> None:
+    text = yaml.safe_dump({**yaml.safe_load(QUICK.read_text()), **change})
+    err = run_train(tmp_path, capsys, text)
+    assert re.search(message, err), err
+
+
+@pytest.mark.parametrize(
+    "name", ["a\0b", "a/b", "..", ".", "", "x" * 256, "é" * 128, "a\nb", "\x1b[31mred", "a\\b", "tab\there", "\u2028"]
+)
+def test_a_run_name_that_cannot_be_a_folder_is_exit_2(tmp_path, capsys, name: str) -> None:
+    text = QUICK.read_text() + "\n" + yaml.safe_dump({"run_name": name})
+    assert "run_name must be a plain folder name" in run_train(tmp_path, capsys, text)
+
+
+def test_a_run_name_on_the_command_line_is_checked_too_with_resume(tmp_path, capsys) -> None:
+    for more in (["--run-name", "a\x1bb"], ["--run-name", "a\x1bb", "--resume"]):
+        with pytest.raises(SystemExit) as exit_info:
+            train_main(["--output-dir", str(tmp_path / "runs"), "--quiet", *more])
+        assert exit_info.value.code == 2 and "run_name must be a plain folder name" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="run_name"):
+        run_folder("..", str(tmp_path))
+    with pytest.raises(ConfigError, match="output_dir must be a folder's path"):
+        run_folder("ok", "a\0b")
+    with pytest.raises(ConfigError, match="output_dir must be a folder's path"):
+        config_from_dict({"output_dir": "runs\0/x"})
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["seed: 1" + "0" * 5000, "rules: {target_score: 1" + "0" * 5000 + "}", "net_arch: [64, 1" + "0" * 5000 + "]",
+     "opponents: {self: 1" + "0" * 5000 + "}", "total_steps: -1" + "0" * 5000],
+)  # fmt: skip
+def test_a_5000_digit_integer_anywhere_is_exit_2(tmp_path, capsys, line: str) -> None:
+    err = run_train(tmp_path, capsys, QUICK.read_text() + "\n" + line + "\n")
+    assert "holds a value that cannot be read: Exceeds the limit (4300 digits)" in err, err
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("total_steps: 1" + "0" * 4000, "total_steps must be an integer in .* got an integer of about 4,000 digits"),
+        ("learning_rate: 1.0e+999", r"learning_rate must be a finite number in \(0, 1\], got inf"),
+        ("gamma: .nan", "gamma must be a finite number"),
+        ("run_name: " + "[" * 50_000, "holds a value that cannot be read|not valid YAML"),
+    ],
+)
+def test_other_unreadable_or_huge_values_are_exit_2(tmp_path, capsys, line: str, message: str) -> None:
+    err = run_train(tmp_path, capsys, QUICK.read_text() + "\n" + line + "\n")
+    assert re.search(message, err), err
+
+
+def test_a_config_file_too_large_is_refused_unread(tmp_path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("# padding\n" * 200_000)
+    with pytest.raises(ConfigError, match="a config file is far smaller"):
+        load_config(big)
