@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .processes import WRITE_FAILED_EXIT
+
 if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
     from .api import Plan
     from .journal import Finished, Journal
@@ -37,7 +39,6 @@ DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
 MAX_LOG_BOARDS = 10_000  # boards logged in all pairs together (two files of a few KB each)
-WRITE_FAILED_EXIT = 1
 
 
 def _count(minimum: int, maximum: int) -> Any:

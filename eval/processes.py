@@ -46,6 +46,8 @@ class Terminated(KeyboardInterrupt):
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 INTERRUPTED_EXIT, TERMINATED_EXIT = 128 + signal.SIGINT, 128 + signal.SIGTERM  # what the shell reports
+USAGE_EXIT = 2  # a bad setting, found before any work (argparse's own code)
+WRITE_FAILED_EXIT = 74  # EX_IOERR (sysexits.h): a file the disk refused (full, read-only) during the work
 
 
 NUDGE_SECONDS = 1.0  # a stop the main thread lost (see handle_stops) is raised again this often

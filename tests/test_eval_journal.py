@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from eval.__main__ import main
+from eval.processes import WRITE_FAILED_EXIT
 from eval.api import plan_round_robin, play_plan
 from eval.journal import JOURNAL_NAME, Journal, JournalError
 
@@ -332,7 +333,7 @@ def test_a_full_disk_while_the_journal_grows_stops_in_one_line_and_keeps_it_whol
     code = main([*COMMAND, "--out", str(tmp_path)])
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert code == 1 and "Traceback" not in err, err
+    assert code == WRITE_FAILED_EXIT and "Traceback" not in err, err
     assert f"could not add to the journal {tmp_path / JOURNAL_NAME}: No space left on device; the evaluation " in err
     assert "the same command with --resume plays only the rest" in err
     assert (tmp_path / JOURNAL_NAME).read_bytes().endswith(b"\n")  # the cut line was taken back out
@@ -353,7 +354,7 @@ def test_a_full_disk_when_the_journal_starts_is_one_line(tmp_path, capsys, monke
     code = main([*COMMAND, "--out", str(tmp_path)])
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert code == WRITE_FAILED_EXIT and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert f"could not start the journal {tmp_path / JOURNAL_NAME}: No space left on device; nothing was played" in err
     assert list(tmp_path.iterdir()) == []  # no temporary file, no lock
 
@@ -368,7 +369,7 @@ def test_a_read_only_out_when_the_results_are_written_is_one_line(tmp_path, caps
     code = main([*COMMAND, "--out", str(tmp_path)])
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert code == 1 and "Traceback" not in err, err
+    assert code == WRITE_FAILED_EXIT and "Traceback" not in err, err
     assert f"could not write the results to {tmp_path}: Read-only file system; nothing was written there" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == [JOURNAL_NAME]  # the boards kept for --resume
 
@@ -389,7 +390,7 @@ def test_match_logs_on_a_full_disk_are_one_line_and_leave_no_temporary_file(tmp_
     code = main([*COMMAND, "--out", str(tmp_path / "out"), "--logs", str(logs)])
     monkeypatch.undo()
     err = capsys.readouterr().err
-    assert code == 1 and "Traceback" not in err, err
+    assert code == WRITE_FAILED_EXIT and "Traceback" not in err, err
     assert f"could not write the match logs to {logs}: No space left on device" in err
     assert all(not p.name.startswith(".") for p in logs.iterdir()) and len(list(logs.iterdir())) == 1
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 
-USAGE_EXIT = 2
 BACKENDS = ("sb3", "rllib")
 
 
@@ -55,6 +54,7 @@ def _main(argv: list[str]) -> int:
 
         return rllib_main(argv)
 
+    from eval.processes import USAGE_EXIT
     from eval.run_lock import RunInUseError
 
     from .checkpoints import ResumeError, WriteFailed, candidates, saved_config_file

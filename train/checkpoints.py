@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.atomic_file import write_text
+from eval.processes import WRITE_FAILED_EXIT
 
 from .config import RUN_CONFIG_FILE
 from .state_checks import brief, keys, number
@@ -56,7 +57,7 @@ class WriteFailed(RuntimeError):
     """A file of the run that cannot be written (a full or read-only disk): the run stops with
     this one line and exit code ``code`` (74, EX_IOERR); what was written before stays whole."""
 
-    code = 74
+    code = WRITE_FAILED_EXIT
 
 
 def checkpoint_root(run_dir: Path) -> Path:

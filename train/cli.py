@@ -9,9 +9,6 @@ from typing import Any
 
 from allfours_env.rules import parse_rule_options
 
-USAGE_EXIT = 2  # a bad setting, found before any work (argparse's own code)
-WRITE_FAILED_EXIT = 74  # EX_IOERR (sysexits.h): a file the disk refused (full, read-only) during the work
-
 
 def write_failed(err: OSError) -> str:
     """The one line of a write the disk refused: which file and why."""

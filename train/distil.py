@@ -50,8 +50,9 @@ from agents.policy import (
 )
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
+from eval.processes import USAGE_EXIT, WRITE_FAILED_EXIT
 
-from .cli import USAGE_EXIT, WRITE_FAILED_EXIT, write_failed
+from .cli import write_failed
 from .config import (
     LABEL_BYTES,
     MAX_EPOCHS,

@@ -44,6 +44,8 @@ from agents.search import SearchBot
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
 from eval.processes import (
+    USAGE_EXIT,
+    WRITE_FAILED_EXIT,
     bind_to_parent,
     caught_stop,
     end_workers,
@@ -54,7 +56,7 @@ from eval.processes import (
     worker_context,
 )
 
-from .cli import USAGE_EXIT, WRITE_FAILED_EXIT, write_failed
+from .cli import write_failed
 from .config import MAX_WORKERS, check_range
 from .label_set import LabelSetError, LabelSettings, shard_path, shards_done, write_meta, write_shard
 from .progress import Progress
