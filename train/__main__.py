@@ -1,7 +1,9 @@
-"""``python -m train``: self-play training from a YAML config (default: configs/default.yaml).
+"""``python -m train``: train an All Fours policy from a YAML config (default: configs/default.yaml):
+expert iteration (search labels the decisions, a network is fitted to them, for a few rounds),
+then MaskablePPO self-play from that network; or Ray RLlib's PPO (``--backend rllib``).
 
     python -m train                                   # the real run, into runs/default/
-    python -m train --config configs/quick.yaml       # a one-minute smoke run
+    python -m train --config quick                    # a one-minute smoke run (configs/quick.yaml, by name or path)
     python -m train --run-name try1 --total-steps 500000 --seed 3
     python -m train --run-name try1 --resume          # continue an interrupted run (its own config)
     python -m train --run-name try1 --resume --total-steps 4000000   # extend it
@@ -63,7 +65,11 @@ def _main(argv: list[str]) -> int:
     from .progress import Progress
     from .run_folder import hold_run
 
-    parser = argparse.ArgumentParser(prog="python -m train", description="Self-play MaskablePPO training for All Fours.")
+    parser = argparse.ArgumentParser(
+        prog="python -m train",
+        description="Train an All Fours policy: expert iteration (search labels, a distilled student), then "
+        "MaskablePPO self-play; or Ray RLlib's PPO (--backend rllib).",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
     add_run_arguments(parser, DEFAULT_CONFIG, "environment steps to train for")
     args = parser.parse_args(argv)

@@ -18,8 +18,10 @@ def write_failed(err: OSError) -> str:
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:
     """``--config``, ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, ``--resume``,
     ``--quiet`` and ``--rule``."""
+    shipped = ", ".join(sorted(path.stem for path in default_config.parent.glob("*.yaml")))
     parser.add_argument(
-        "--config", help=f"YAML config file (default: {default_config}; with --resume: the run's own config.yaml)"
+        "--config", help=f"YAML config file, or a shipped config's name: {shipped} (default: {default_config.stem}; "
+        "with --resume: the run's own config.yaml)",
     )
     parser.add_argument("--total-steps", type=int, help=steps_help)
     parser.add_argument("--seed", type=int, help="seed of the run")

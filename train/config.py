@@ -29,7 +29,10 @@ SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's
 POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/selfplay.py)
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+# The shipped configs: the repository's configs/ in a clone, their copy in the package when
+# installed from a wheel (pyproject.toml installs configs/ as train/configs/).
+_HERE = Path(__file__).resolve().parent
+CONFIG_DIR = _HERE / "configs" if (_HERE / "configs").is_dir() else _HERE.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
 LABEL_BYTES = 700  # a label (or a relabelling) held for the fit: its input's non-zeros, mask, values (measured: 1.55 GB for 2.8M)
@@ -386,16 +389,32 @@ def check_type(name: str, value: Any, hint: Any) -> None:
 def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
     """Read a YAML config (the options it changes from configs/default.yaml) and apply overrides
     (None values are ignored)."""
-    return read_config(TrainConfig, path, f"the shipped ones are in {CONFIG_DIR}", **overrides)
+    return read_config(TrainConfig, path, **overrides)
 
 
 Config = TypeVar("Config")
 
 
-def read_config(cls: type[Config], path: str | Path, shipped: str, **overrides: Any) -> Config:
-    """A config of dataclass ``cls`` from the YAML file ``path`` and overrides (None values are
-    ignored); ``shipped`` says where the shipped configs are, for the error of a missing file."""
-    data = _read_yaml(Path(path), shipped)
+def config_file(spec: str | Path) -> Path:
+    """The config file ``spec`` names: a path, or the name of a shipped config (``quick`` is
+    ``CONFIG_DIR/quick.yaml``) where no file of that name exists."""
+    path = Path(spec)
+    if not path.exists() and not path.suffix and path.name == str(spec):
+        return CONFIG_DIR / f"{path.name}.yaml"
+    return path
+
+
+def shipped_configs() -> str:
+    """What an error about a config file says is shipped."""
+    names = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+    return f"the shipped configs, by name or path: {names} (in {CONFIG_DIR})"
+
+
+def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config:
+    """A config of dataclass ``cls`` from the YAML file ``path`` (or a shipped config's name) and
+    overrides (None values are ignored)."""
+    path = config_file(path)
+    data = _read_yaml(path, shipped_configs())
     data.update({k: v for k, v in overrides.items() if v is not None})
     return config_from_dict(data, source=str(path), cls=cls)
 

@@ -98,4 +98,4 @@ def _check_init_policy(path: str, net_arch: list[int]) -> None:
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
     """Read a YAML config and apply overrides (None values are ignored)."""
-    return read_config(RLlibConfig, path, f"the shipped one is {RLLIB_CONFIG}", **overrides)
+    return read_config(RLlibConfig, path, **overrides)
