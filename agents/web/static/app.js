@@ -246,9 +246,12 @@ function draw(state) {
   }
 }
 
+/* "player_1 · team 1" (and the dealer's chip) over the bot's name, cut with an ellipsis if long (full in its title). */
 function seatName(state, seat) {
   const who = state.players[seat];
-  return `player_${seat} \u00b7 ${who} \u00b7 team ${seat % 2}`;
+  const line = el("span", { class: "who" }, `player_${seat}\u00a0\u00b7 team\u00a0${seat % 2}`);
+  if (state.table.dealer === seat) line.append(el("span", { class: "chip", title: "dealer" }, "D"));
+  return el("div", { class: "name" }, line, el("span", { class: "bot", title: who }, who));
 }
 
 function drawSeats(state) {
@@ -259,9 +262,8 @@ function drawSeats(state) {
     const spot = $(`spot-${SPOTS[rel]}`);
     spot.classList.toggle("to-act", table.to_act === seat);
     spot.dataset.seat = String(seat);
-    const name = el("div", { class: "name" }, seatName(state, seat));
-    if (table.dealer === seat) name.append(el("span", { class: "chip", title: "dealer" }, "D"));
-    const hand = el("div", { class: rel === 0 ? "hand" : "hand other" });
+    const name = seatName(state, seat);
+    const hand = el("div", { class: rel === 0 ? "hand" : table.hands ? "hand other open" : "hand other" });
     if (rel === 0) {
       hand.id = "hand";
       const clickable = yourTurn(state);
@@ -301,8 +303,11 @@ function drawCenter(state) {
   const kick = el("div", { class: "box" }, "kick", el("br"), table.kick ? cardEl(table.kick, { small: true }) : "\u2014");
   const aside = el("div", { class: "box" }, "set aside", el("br"),
     ...(table.kicks_aside.length ? table.kicks_aside.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
-  const trump = el("div", { class: "box", id: "trump" }, "trump", el("br"),
-    table.trump ? `${SUIT_SYMBOL[table.trump]} ${table.trump_name}` : "not fixed");
+  const trump = table.trump
+    ? el("div", { class: `box ${"HD".includes(table.trump) ? "red" : "black"}`, id: "trump", title: `trump: ${table.trump_name}` },
+      el("span", { class: "label" }, "trump"), el("span", { class: "symbol", "aria-hidden": "true" }, SUIT_SYMBOL[table.trump]),
+      el("span", { class: "suit-name" }, table.trump_name))
+    : el("div", { class: "box none", id: "trump" }, el("span", { class: "label" }, "trump"), el("span", { class: "suit-name" }, "not fixed"));
   const phase = el("div", { class: "box" }, `deal ${table.deal}`, el("br"), PHASE_TEXT[table.phase] || table.phase);
   info.replaceChildren(kick, aside, trump, phase, el("div", { id: "trick-caption" }, caption));
 }
