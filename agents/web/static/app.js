@@ -300,9 +300,9 @@ function drawCenter(state) {
     return el("div", { class: `play from-${SPOTS[rel]}` }, el("span", { class: "order" }, String(i + 1)), cardEl(p.card));
   }));
   const info = $("center-info");
-  const kick = el("div", { class: "box" }, "kick", el("br"), table.kick ? cardEl(table.kick, { small: true }) : "\u2014");
-  const aside = el("div", { class: "box" }, "set aside", el("br"),
-    ...(table.kicks_aside.length ? table.kicks_aside.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
+  const cards = (list) => el("div", { class: "cards" }, ...(list.length ? list.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
+  const kick = el("div", { class: "box" }, "kick", cards(table.kick ? [table.kick] : []));
+  const aside = el("div", { class: "box" }, "set aside", cards(table.kicks_aside));
   const trump = table.trump
     ? el("div", { class: `box ${"HD".includes(table.trump) ? "red" : "black"}`, id: "trump", title: `trump: ${table.trump_name}` },
       el("span", { class: "label" }, "trump"), el("span", { class: "symbol", "aria-hidden": "true" }, SUIT_SYMBOL[table.trump]),
