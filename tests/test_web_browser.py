@@ -1,11 +1,14 @@
 """The web page in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by Playwright.
 
 Skipped, with the reason, where Playwright, the web extra or Chromium is missing; CI sets
-``ALLFOURS_BROWSER_TESTS=required`` so that there they fail instead of skipping.
+``ALLFOURS_BROWSER_TESTS=required`` so that there they fail instead of skipping. The layout tests
+(a phone 390 px wide, a desktop 1280 px) save screenshots in pytest's tmp_path, or in
+``ALLFOURS_SCREENSHOTS=DIR`` for a person to look at.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -72,9 +75,10 @@ def server(browser):
 
 
 @pytest.fixture()
-def page(browser, server):
+def page(browser, server, request):
     url, _ = server
-    context = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+    viewport = getattr(request, "param", {"width": 1280, "height": 860})  # (a test may ask for another: indirect)
+    context = browser.new_context(viewport=viewport, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     errors: list[str] = []
@@ -263,3 +267,180 @@ def test_replay_a_saved_log_both_ways(page, tmp_path):
     page.set_input_files("#replay-file", str(bad))
     page.wait_for_selector("#message:has-text('Cannot replay tampered.json')")
     assert "does not replay" in page.inner_text("#message")
+
+
+# ---------------------------------------------------------------- the layout: a phone and a desktop
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+BOTH_SIZES = pytest.mark.parametrize("page", [PHONE, DESKTOP], indirect=True, ids=["390px", "1280px"])
+NARROW = 900  # below this width the page is one column (style.css's media query)
+LONG_BOT = "search:worlds=8,ms=5,keep=expert,rollout=greedy,margin=0.02"
+LONG_LABEL = "selfplay_2024-06-01_iteration_0042_final_policy.npz"  # as a policy file's label would look
+SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+RED = "rgb(198, 40, 40)"  # --red
+MIN_TAP = 40  # px: the least width and height of a control on a phone
+TAPPABLE = (
+    "#modes button, #controls button, #controls select, #controls input[type=range], "
+    "#controls label:has(input[type=checkbox]), #bids button, #hint, #result a, #result button, #hand .card, "
+    "#start, #setup select, #setup input:not([type=checkbox])"
+)
+BOXES = """selector => [...document.querySelectorAll(selector)].filter(n => n.getClientRects().length).map(n => {
+    const r = n.getBoundingClientRect();
+    return {what: `${n.tagName.toLowerCase()}#${n.id}.${n.className}`, left: r.left, right: r.right, width: r.width,
+            height: r.height};
+})"""
+MAX_TURNS = 200
+
+
+@pytest.fixture()
+def shots(tmp_path) -> Path:
+    """Where the screenshots go: ALLFOURS_SCREENSHOTS=DIR to keep them and look at them, else tmp_path."""
+    folder = Path(os.environ.get("ALLFOURS_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def screenshots(page, folder: Path, name: str) -> None:
+    """``NAME-WIDTHpx.png`` (the first screen, as a person sees it) and ``...-full.png`` (the whole page)."""
+    page.evaluate("window.scrollTo(0, 0)")
+    width = page.viewport_size["width"]
+    for path, full in ((folder / f"{name}-{width}px.png", False), (folder / f"{name}-{width}px-full.png", True)):
+        page.screenshot(path=str(path), full_page=full)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def boxes(page, selector: str) -> list[dict]:
+    return page.evaluate(BOXES, selector)
+
+
+def assert_fits(page) -> None:
+    """No horizontal scrolling, every visible element inside the viewport's width; on a phone, controls big to tap."""
+    width = page.viewport_size["width"]
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+    shown = boxes(page, "header, header *, #layout, #game, #game *, #side, #side *")
+    outside = [b for b in shown if b["left"] < -0.5 or b["right"] > width + 0.5]
+    assert not outside, outside[:5]
+    if width < NARROW:
+        small = [b for b in boxes(page, TAPPABLE) if b["height"] < MIN_TAP or b["width"] < MIN_TAP]
+        assert not small, small[:5]
+
+
+def assert_cut_with_title(page, seat: int, name: str) -> None:
+    bot = page.locator(f".seat[data-seat='{seat}'] .bot")
+    assert bot.get_attribute("title") == name and bot.text_content() == name
+    assert bot.evaluate("n => [n.scrollWidth > n.clientWidth, getComputedStyle(n).textOverflow]") == [True, "ellipsis"]
+
+
+@BOTH_SIZES
+def test_mid_match_everything_fits_and_plays(page, shots):
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    page.fill("#partner", "expert")
+    page.fill("#right", LONG_BOT)
+    page.fill("#seed", "7")
+    page.select_option("#speed", "0")
+    page.click("#start")
+    for _ in range(MAX_TURNS):  # to the second deal's trick play, cards on the table, the person to play
+        page.wait_for_selector(TURN_OR_END, state="attached")
+        state = page.evaluate("ui.state")
+        assert not state["over"], "the match ended before the second deal's trick play: choose another seed"
+        table = state["table"]
+        if table["deal"] >= 2 and table["phase"] == "play" and table["trick"]:
+            break
+        page.click("#bids button:not([disabled]), #hand .card.legal >> nth=0")
+        wait_step_change(page, state["step"])
+    screenshots(page, shots, "play")
+    assert_fits(page)
+    table_box = page.locator("#table").bounding_box()
+    assert table_box["y"] + table_box["height"] <= height  # the whole table, the person's hand too, on the first screen
+    if width >= NARROW:  # the side panel beside the table
+        side = page.locator("#side").bounding_box()
+        assert side["x"] + side["width"] <= table_box["x"] and table_box["width"] >= 700
+    # Trump: a large suit symbol with its name, in the suit's colour.
+    trump = page.locator("#trump")
+    assert SUIT_SYMBOLS[table["trump"]] in trump.text_content() and table["trump_name"] in trump.text_content()
+    symbol = page.locator("#trump .symbol")
+    assert symbol.evaluate("n => parseFloat(getComputedStyle(n).fontSize)") >= 32
+    assert symbol.bounding_box()["height"] >= 32
+    assert (trump.evaluate("n => getComputedStyle(n).color") == RED) == (table["trump"] in "HD")
+    # A long bot name: cut with an ellipsis, whole in its title.
+    assert_cut_with_title(page, (state["person"] + 1) % 4, LONG_BOT)
+    # Every card of the hand inside the viewport, big enough and not covered; a legal one played by a click.
+    page.locator("#hand").scroll_into_view_if_needed()
+    cards = page.locator("#hand .card")
+    assert cards.count() == len(table["hand"]) > 0
+    on_top = """c => { const r = c.getBoundingClientRect();
+        return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2).closest('.card') === c; }"""
+    for k in range(cards.count()):
+        box = cards.nth(k).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width and min(box["width"], box["height"]) >= MIN_TAP
+        assert cards.nth(k).evaluate(on_top)
+    # A hand of 12 cards (the pack run twice): drawn in rows, every card inside the viewport and uncovered.
+    twelve = ["2C", "5C", "9C", "JC", "AC", "3D", "TD", "4H", "QH", "KH", "6S", "8S"]
+    page.evaluate("hand => draw({...ui.state, table: {...ui.state.table, hand}})", twelve)
+    assert cards.count() == 12
+    page.locator("#hand").scroll_into_view_if_needed()
+    for k in range(12):
+        box = cards.nth(k).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width and cards.nth(k).evaluate(on_top)
+    page.evaluate("draw(ui.state)")
+    legal = page.locator("#hand .card.legal")
+    card = legal.nth(legal.count() - 1)  # (the rightmost: nearest the edge)
+    text = card.get_attribute("data-card")
+    card.click()
+    wait_step_change(page, state["step"])
+    assert text not in page.eval_on_selector_all("#hand .card", "cards => cards.map(c => c.dataset.card)")
+    narration = page.eval_on_selector_all("#narration li", "items => items.map(i => i.textContent)")
+    assert f"player_{state['person']} plays {text}" in narration
+
+
+@BOTH_SIZES
+def test_a_finished_replay_fits_and_play_clears_it(page, shots, tmp_path):
+    log = dataclasses.replace(logged_match(), players=("rule_based", LONG_LABEL, "expert", "rule_based"))
+    path = tmp_path / "saved.json"
+    write(log, path)
+    page.click("#mode-replay")
+    page.set_input_files("#replay-file", str(path))
+    page.wait_for_selector("#game[data-mode=replay][data-step='0']", state="attached")
+    page.click("#replay-last")
+    page.wait_for_selector("#result:not([hidden])")
+    screenshots(page, shots, "replay")
+    assert_fits(page)
+    assert_cut_with_title(page, 1, LONG_LABEL)  # (at the right of the viewing seat 0)
+    assert f"{max(log.scores)}" in page.inner_text("#result-text")
+    # Play: the replay leaves the screen, the play form takes its place, and a match starts as before.
+    page.click("#mode-play")
+    page.wait_for_selector("#game:not([data-mode])", state="attached")
+    assert page.evaluate("ui.state") is None and page.get_attribute("#game", "data-step") == "-1"
+    assert page.locator("#table .card, #table .seat .name, #narration li, #deals .deal, #scoreboard *").count() == 0
+    assert not page.is_visible("#result") and page.inner_text("#step-label") == "" and page.is_disabled("#hint")
+    assert page.is_visible("#setup .for-play") and not page.is_visible("#replay-first")
+    screenshots(page, shots, "cleared")
+    assert_fits(page)
+    page.fill("#seed", "3")
+    page.click("#start")
+    page.wait_for_selector("#game[data-mode=play] #hand .card", state="attached")
+    assert page.locator("#game #hand .card").count() == 6
+
+
+def test_leaving_a_match_mid_move_ends_it_and_nothing_comes_back(page, server):
+    _, app = server
+    slow = "search:worlds=512,ms=1500"  # (a bot move that is still on its way when the person leaves)
+    for box in ("#partner", "#right", "#left"):
+        page.fill(box, slow)
+    page.fill("#seed", "3")
+    page.select_option("#speed", "0")
+    page.click("#start")
+    page.wait_for_selector("#game[data-mode=play]", state="attached")
+    match_id = page.evaluate("ui.state.id")
+    page.wait_for_timeout(200)
+    assert page.evaluate("ui.busy"), "no bot move on its way: choose another seed"
+    page.click("#mode-watch")
+    assert page.evaluate("ui.state") is None and page.locator("#table .card").count() == 0
+    page.wait_for_timeout(2500)  # the bot's move comes back, and is dropped
+    assert page.get_attribute("#game", "data-mode") is None and page.locator("#table .card").count() == 0
+    assert page.inner_text("#message") == "" and page.is_visible("#setup .for-watch")
+    from agents.web.sessions import Refused
+
+    with pytest.raises(Refused, match="no match with this id"):  # (the page ended it on the server)
+        app.state.store.get(match_id)

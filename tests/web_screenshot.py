@@ -1,5 +1,7 @@
 """``python -m tests.web_screenshot docs/web.png``: the README's picture of the web page.
 
+``python -m tests.web_screenshot docs/web_mobile.png --width 390 --height 844``: the same on a phone.
+
 Starts the server on 127.0.0.1, plays a match in headless Chromium (the browser tests' tooling)
 through its first deal, stops at a turn of the person with cards on the table in the second,
 asks for a hint and takes the screenshot; Pillow then stores it with a 256-colour palette so the
@@ -19,13 +21,13 @@ VIEWPORT = {"width": 1280, "height": 800}
 MAX_TURNS = 200
 
 
-def take(path: Path, seed: int = 7) -> int:
+def take(path: Path, seed: int = 7, viewport: dict[str, int] = VIEWPORT) -> int:
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
     with running_server() as (url, _), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport=VIEWPORT)
+        page = browser.new_page(viewport=viewport)
         page.goto(url)
         page.wait_for_selector("body[data-ready=true]", state="attached")
         page.fill("#partner", "expert")
@@ -47,6 +49,7 @@ def take(path: Path, seed: int = 7) -> int:
             page.wait_for_selector(f"#game:not([data-step='{step}'])", state="attached")  # (the page's CSP forbids eval)
         page.click("#hint")
         page.wait_for_selector("#hint-values tr")
+        page.evaluate("window.scrollTo(0, 0)")  # (the click may have scrolled a phone's page)
         page.screenshot(path=str(path))
         browser.close()
     image = Image.open(path).convert("RGB")
@@ -59,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.web_screenshot", description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path, help="the PNG to write, e.g. docs/web.png")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--width", type=int, default=VIEWPORT["width"], help="of the viewport, px (390: a phone)")
+    parser.add_argument("--height", type=int, default=VIEWPORT["height"])
     args = parser.parse_args(argv)
-    return take(args.path, args.seed)
+    return take(args.path, args.seed, {"width": args.width, "height": args.height})
 
 
 if __name__ == "__main__":

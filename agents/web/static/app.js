@@ -14,6 +14,7 @@ const MAX_LINES = 300;
 
 const ui = {
   options: null, mode: "play", state: null, eventCount: 0, busy: false, paused: false, timer: null, replayTimer: null,
+  shown: null, // the id of the match or replay on screen: a late answer about another one is dropped
 };
 window.allfoursTimes = []; // per bot move: {think_ms, server_ms, shown_ms} (request sent to table drawn), for tests
 
@@ -97,13 +98,13 @@ async function init() {
   $("view-seat").addEventListener("change", refreshView);
   $("view-open").addEventListener("change", refreshView);
   $("replay-first").addEventListener("click", () => replayGo(0));
-  $("replay-prev").addEventListener("click", () => replayGo(ui.state.step - 1));
-  $("replay-next").addEventListener("click", () => replayGo(ui.state.step + 1));
-  $("replay-last").addEventListener("click", () => replayGo(ui.state.steps));
+  $("replay-prev").addEventListener("click", () => ui.state && replayGo(ui.state.step - 1));
+  $("replay-next").addEventListener("click", () => ui.state && replayGo(ui.state.step + 1));
+  $("replay-last").addEventListener("click", () => ui.state && replayGo(ui.state.steps));
   $("replay-slider").addEventListener("input", (e) => replayGo(Number(e.target.value)));
   $("replay-play").addEventListener("click", toggleReplayPlay);
   $("replay-this").addEventListener("click", replayThis);
-  $("new-match").addEventListener("click", () => { $("result").hidden = true; setMode(ui.mode === "replay" ? "play" : ui.mode); });
+  $("new-match").addEventListener("click", () => { clearView(); setMode(ui.mode === "replay" ? "play" : ui.mode); });
   setMode("play");
   document.body.dataset.ready = "true";
 }
@@ -143,6 +144,7 @@ function chosenRules() {
 }
 
 function setMode(mode) {
+  if (mode !== ui.mode) clearView(); // (the mode's own button again keeps the match on screen)
   ui.mode = mode;
   stopTimers();
   document.querySelectorAll("#modes button").forEach((b) => b.classList.toggle("active", b.dataset.mode === mode));
@@ -169,9 +171,11 @@ async function startMatch() {
     body.players = [0, 1, 2, 3].map((s) => $(`bot-${s}`).value);
   }
   const previous = ui.state && ui.state.mode !== "replay" && !ui.state.over ? ui.state.id : null;
+  const mode = ui.mode;
   try {
     const state = await api("POST", "/api/matches", body);
-    if (previous) api("DELETE", `/api/matches/${previous}`).catch(() => {}); // (the server frees it now, not at expiry)
+    if (previous) endMatch(previous);
+    if (ui.mode !== mode) { endMatch(state.id); return; } // (the person switched mode meanwhile)
     ui.paused = false;
     $("pause").textContent = "Pause";
     begin(state);
@@ -181,6 +185,8 @@ async function startMatch() {
 }
 
 function begin(state) {
+  ui.shown = state.id;
+  $("layout").dataset.view = state.mode;
   ui.eventCount = 0;
   $("narration").replaceChildren();
   $("hint-text").replaceChildren();
@@ -192,6 +198,7 @@ function begin(state) {
 /* ------------------------------------------------------------------ one state from the server */
 
 function receive(state) {
+  if (state.id !== ui.shown) return; // (an answer about a match no longer on screen)
   ui.state = state;
   if (state.mode === "replay") {
     $("narration").replaceChildren();
@@ -239,9 +246,12 @@ function draw(state) {
   }
 }
 
+/* "player_1 · team 1" (and the dealer's chip) over the bot's name, cut with an ellipsis if long (full in its title). */
 function seatName(state, seat) {
   const who = state.players[seat];
-  return `player_${seat} \u00b7 ${who} \u00b7 team ${seat % 2}`;
+  const line = el("span", { class: "who" }, `player_${seat}\u00a0\u00b7 team\u00a0${seat % 2}`);
+  if (state.table.dealer === seat) line.append(el("span", { class: "chip", title: "dealer" }, "D"));
+  return el("div", { class: "name" }, line, el("span", { class: "bot", title: who }, who));
 }
 
 function drawSeats(state) {
@@ -252,9 +262,8 @@ function drawSeats(state) {
     const spot = $(`spot-${SPOTS[rel]}`);
     spot.classList.toggle("to-act", table.to_act === seat);
     spot.dataset.seat = String(seat);
-    const name = el("div", { class: "name" }, seatName(state, seat));
-    if (table.dealer === seat) name.append(el("span", { class: "chip", title: "dealer" }, "D"));
-    const hand = el("div", { class: rel === 0 ? "hand" : "hand other" });
+    const name = seatName(state, seat);
+    const hand = el("div", { class: rel === 0 ? "hand" : table.hands ? "hand other open" : "hand other" });
     if (rel === 0) {
       hand.id = "hand";
       const clickable = yourTurn(state);
@@ -291,11 +300,14 @@ function drawCenter(state) {
     return el("div", { class: `play from-${SPOTS[rel]}` }, el("span", { class: "order" }, String(i + 1)), cardEl(p.card));
   }));
   const info = $("center-info");
-  const kick = el("div", { class: "box" }, "kick", el("br"), table.kick ? cardEl(table.kick, { small: true }) : "\u2014");
-  const aside = el("div", { class: "box" }, "set aside", el("br"),
-    ...(table.kicks_aside.length ? table.kicks_aside.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
-  const trump = el("div", { class: "box", id: "trump" }, "trump", el("br"),
-    table.trump ? `${SUIT_SYMBOL[table.trump]} ${table.trump_name}` : "not fixed");
+  const cards = (list) => el("div", { class: "cards" }, ...(list.length ? list.map((c) => cardEl(c, { small: true })) : ["\u2014"]));
+  const kick = el("div", { class: "box" }, "kick", cards(table.kick ? [table.kick] : []));
+  const aside = el("div", { class: "box" }, "set aside", cards(table.kicks_aside));
+  const trump = table.trump
+    ? el("div", { class: `box ${"HD".includes(table.trump) ? "red" : "black"}`, id: "trump", title: `trump: ${table.trump_name}` },
+      el("span", { class: "label" }, "trump"), el("span", { class: "symbol", "aria-hidden": "true" }, SUIT_SYMBOL[table.trump]),
+      el("span", { class: "suit-name" }, table.trump_name))
+    : el("div", { class: "box none", id: "trump" }, el("span", { class: "label" }, "trump"), el("span", { class: "suit-name" }, "not fixed"));
   const phase = el("div", { class: "box" }, `deal ${table.deal}`, el("br"), PHASE_TEXT[table.phase] || table.phase);
   info.replaceChildren(kick, aside, trump, phase, el("div", { id: "trick-caption" }, caption));
 }
@@ -385,6 +397,7 @@ async function act(action) {
     receive(next);
   } catch (error) {
     ui.busy = false;
+    if (state.id !== ui.shown) return; // (the match left the screen meanwhile, and was ended)
     showMessage(`Not accepted: ${error.message}`);
     if (error.status === 409) refreshView(); // (the match moved on, e.g. in another tab)
   }
@@ -420,6 +433,7 @@ async function advance() {
     window.allfoursTimes.push({ think_ms: next.move.think_ms, server_ms: next.server_ms, shown_ms: performance.now() - started });
   } catch (error) {
     ui.busy = false;
+    if (state.id !== ui.shown) return; // (the match left the screen meanwhile, and was ended)
     showMessage(`The server refused the next move: ${error.message}`);
     if (error.status === 409) refreshView();
   }
@@ -436,6 +450,40 @@ function stopTimers() {
   clearInterval(ui.replayTimer);
   ui.replayTimer = null;
   $("replay-play").textContent = "Play";
+}
+
+function endMatch(id) {
+  api("DELETE", `/api/matches/${id}`).catch(() => {}); // (the server frees it now, not at expiry)
+}
+
+/* Off the screen: the match or replay shown (an unfinished match is ended), back to an empty table. */
+function clearView() {
+  stopTimers();
+  const state = ui.state;
+  if (state && state.mode !== "replay" && !state.over) endMatch(state.id);
+  Object.assign(ui, { state: null, shown: null, eventCount: 0, paused: false });
+  delete $("layout").dataset.view;
+  const game = $("game");
+  Object.assign(game.dataset, { turn: "none", over: "false", step: "-1" });
+  delete game.dataset.mode;
+  for (const spot of SPOTS) {
+    const node = $(`spot-${spot}`);
+    node.replaceChildren();
+    node.classList.remove("to-act");
+    delete node.dataset.seat;
+  }
+  for (const id of ["trick", "center-info", "prompt", "bids", "scoreboard", "hint-text", "deals", "narration", "step-label"]) {
+    $(id).replaceChildren();
+  }
+  $("trick").classList.remove("done");
+  $("result").hidden = true;
+  $("hint").disabled = true;
+  $("pause").textContent = "Pause";
+  $("replay-slider").max = "0";
+  $("replay-slider").value = "0";
+  $("replay-file").value = ""; // (so that the same file can be chosen again)
+  showMessage("");
+  setStatus("");
 }
 
 /* The state again (another view, or after a request was refused because the match moved on). */
@@ -470,6 +518,7 @@ async function askHint() {
   box.textContent = "searching\u2026";
   try {
     const hint = await api("GET", `/api/matches/${state.id}/hint?${query}`);
+    if (ui.state === null || ui.state.id !== state.id) return; // (no longer on screen)
     const rows = hint.values.map((v) => el("tr", { class: v.action === hint.search.action ? "pick" : "" },
       el("td", {}, v.label), el("td", {}, hint.worlds ? `${(100 * v.value).toFixed(1)}%` : "only move")));
     box.replaceChildren(
@@ -491,7 +540,8 @@ async function loadReplayFile(event) {
   showMessage("");
   try {
     const text = await file.text();
-    begin(await api("POST", "/api/replays", text));
+    const replay = await api("POST", "/api/replays", text);
+    if (ui.mode === "replay") begin(replay); // (not if the person switched mode meanwhile)
   } catch (error) {
     showMessage(`Cannot replay ${file.name}: ${error.message}`);
   }
