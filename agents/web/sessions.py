@@ -165,7 +165,8 @@ class LiveMatch(Session):
 
     def _to_act(self) -> int:
         if self.over:
-            raise Refused(409, f"the match is over: team {self.game.winner} won {self.game.scores[0]}-{self.game.scores[1]}")
+            winner, scores = self.game.winner, self.game.scores
+            raise Refused(409, f"the match is over: team {winner} won {scores[winner]}-{scores[1 - winner]}")
         return self.game.current
 
     def act(self, action: Any, step: Any) -> dict[str, Any]:
