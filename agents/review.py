@@ -38,10 +38,10 @@ measured in the same rollouts: the sum over them of the best action's mean deal 
 chosen action's, divided by the deals of the match (a redeal is a deal, as ``eval`` counts them).
 It is the seat's team's point difference: add a team's two seats for the team.
 
-**The graph**: each team's estimated chance to win the match after every reviewed decision (the
-chosen action's chance, for the acting seat's team; 1 minus it for the other), deal by deal, and
-the result at the end. Each point is the acting seat's estimate from its own cards, so the line
-moves as the seats' knowledge differs, not only as the play goes.
+**The graph**: each team's estimated chance to win the match, as its own seats saw it: after
+every reviewed decision of the team's two seats, the chosen action's chance, deal by deal, and
+the result at the end. Each team's line is its own estimate from its own cards (the two lines
+need not add up to 100%: a team that does not know where the Jack is may think itself ahead).
 
 **Hands open** (``--open``; always in the web page's review, shown on request): beside the fair
 review, the same actions played out in the real deal, every card known (the engine's real state
@@ -373,14 +373,14 @@ class MatchReview:
                            lost / max(1, self.deals))  # fmt: skip
 
     def graph(self) -> list[dict[str, Any]]:
-        """Team 0's estimated chance after every reviewed decision (and the result at the end)."""
-        points = []
-        for d in self.decisions:
-            team0 = d.value if d.seat % 2 == 0 else 1.0 - d.value
-            points.append({"step": d.step + 1, "team0": team0, "team1": 1.0 - team0, "seat": d.seat, "label": d.label})
+        """Each team's estimated chance to win the match after every reviewed decision of its
+        seats (the chosen action's chance, as the acting seat saw it), then the result for both."""
+        points = [{"step": d.step + 1, "team": d.seat % 2, "seat": d.seat, "chance": d.value, "label": d.label}
+                  for d in self.decisions]  # fmt: skip
         if self.log.winner in (0, 1):
-            team0 = 1.0 if self.log.winner == 0 else 0.0
-            points.append({"step": len(self.log.actions), "team0": team0, "team1": 1.0 - team0, "seat": None, "label": None})
+            end = len(self.log.actions)
+            points += [{"step": end, "team": t, "seat": None, "chance": float(t == self.log.winner), "label": None}
+                       for t in (0, 1)]  # fmt: skip
         return points
 
     def to_json(self) -> dict[str, Any]:
@@ -588,14 +588,13 @@ def graph_svg(review: MatchReview, width: int = 920, height: int = 280) -> str:
         out.append(f'<text x="{left - 6}" y="{y(chance) + 4:.1f}" font-size="11" text-anchor="end" fill="#555">'
                    f'{100 * chance:.0f}%</text>')  # fmt: skip
     graph = review.graph()
-    for team in ("team0", "team1"):
-        path = " ".join(f"{x(p['step']):.1f},{y(p[team]):.1f}" for p in graph)
+    for team in (0, 1):
+        path = " ".join(f"{x(p['step']):.1f},{y(p['chance']):.1f}" for p in graph if p["team"] == team)
         if path:
-            out.append(f'<polyline points="{path}" fill="none" stroke="{COLORS[team]}" stroke-width="2"/>')
+            out.append(f'<polyline points="{path}" fill="none" stroke="{COLORS[f"team{team}"]}" stroke-width="2"/>')
     for p in graph:
         if p["label"]:
-            team = f"team{p['seat'] % 2}"
-            out.append(f'<circle cx="{x(p["step"]):.1f}" cy="{y(p[team]):.1f}" r="4.5" fill="{COLORS[p["label"]]}">'
+            out.append(f'<circle cx="{x(p["step"]):.1f}" cy="{y(p["chance"]):.1f}" r="4.5" fill="{COLORS[p["label"]]}">'
                        f'<title>move {p["step"]}: player_{p["seat"]}, {p["label"]}</title></circle>')  # fmt: skip
     out.append(f'<text x="{left + 4}" y="{top + 12}" font-size="12" fill="{COLORS["team0"]}">team 0 (player_0, player_2)</text>')
     out.append(f'<text x="{left + 4}" y="{top + 27}" font-size="12" fill="{COLORS["team1"]}">team 1 (player_1, player_3)</text>')
@@ -645,16 +644,16 @@ def html_report(review: MatchReview) -> str:
         "</table></div>"
         f'<p class="note">Accuracy: the share of a seat\'s decisions whose action was the best or within '
         f"{100 * ACCURATE_WITHIN:g} point of chance of it. Average loss: the chance lost a decision, in points of chance "
-        f"(percentage points). Labels by the chance lost against the best action: inaccuracy {_pts(THRESHOLDS[2][1])} "
-        f"points or more, mistake {_pts(THRESHOLDS[1][1])}, blunder {_pts(THRESHOLDS[0][1])}. Points a deal lost: the deal "
+        f"(percentage points). Labels by the chance lost against the best action: inaccuracy {100 * THRESHOLDS[2][1]:g} "
+        f"points or more, mistake {100 * THRESHOLDS[1][1]:g}, blunder {100 * THRESHOLDS[0][1]:g}. Points a deal lost: the deal "
         "points the flagged decisions cost (the best action's mean points minus the chosen one's, in the same "
         "rollouts), over the deals of the match; a team's is the sum of its two seats'.</p>"
     )  # fmt: skip
     parts.append("<h2>Each team's chance to win, move by move</h2>")
     parts.append(graph_svg(review))
-    parts.append('<p class="note">After each reviewed decision, the chosen action\'s chance for the acting team '
-                 "(and one minus it for the other), as that seat estimated it from its own cards; shaded bands are "
-                 "deals, dots the flagged decisions.</p>")  # fmt: skip
+    parts.append('<p class="note">Each team\'s chance as its own seats estimated it from their own cards: after '
+                 "each of their reviewed decisions, the chosen action's chance (the two lines need not add up to "
+                 "100%); shaded bands are deals, dots the flagged decisions.</p>")  # fmt: skip
     parts.append(f"<h2>Flagged decisions ({len(flagged)})</h2>")
     if flagged:
         parts.append('<div class="wrap"><table><tr><th>move</th><th>deal</th><th>seat</th><th>played</th><th>best</th>'
@@ -669,7 +668,7 @@ def html_report(review: MatchReview) -> str:
         parts.append("</table></div>")
     else:
         parts.append("<p>None: every reviewed decision was within "
-                     f"{_pts(THRESHOLDS[2][1])} points of chance of the best.</p>")  # fmt: skip
+                     f"{100 * THRESHOLDS[2][1]:g} points of chance of the best.</p>")  # fmt: skip
     parts.append("<h2>Every reviewed decision</h2>")
     if settings.open:
         parts.append('<p class="note open">Hands open: beside the fair figures, each action played out once in the '

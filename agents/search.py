@@ -415,22 +415,31 @@ class SearchBot(SeededBot):
 
     def play_out(self, position: Position, actions: np.ndarray, decks: list[list[int]]) -> np.ndarray:
         """Each action played out in the world of each deck (dealt as :func:`world_deck` deals
-        one: this deal's deck, seats relative to me): (2, worlds, actions) as :meth:`outcomes`.
-        With the real deck this is the hands-open analysis: every card known."""
-        rng = self._rng
-        n_worlds, n_actions = len(decks), len(actions)
+        one: this deal's deck, seats relative to me): (2, worlds, actions) as :meth:`outcomes`."""
+        n_worlds = len(decks)
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
         worlds = VectorGame(n_worlds, episode="deal", **dataclasses.asdict(position.rules))
-        worlds.reset(seed=int(rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
+        worlds.reset(seed=int(self._rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
         for action in position.history:
             worlds.step(np.full(n_worlds, action, dtype=np.int64))
+        return self.play_from(worlds, actions, position.rules, position.start_scores)
+
+    def play_from(
+        self, worlds: VectorGame, actions: np.ndarray, rules: Rules, start_scores: tuple[int, int], team: int = 0
+    ) -> np.ndarray:
+        """Each action taken at every table of ``worlds`` (a deal episode at a decision), then the
+        rollouts to the end of the deal: (2, tables, actions), [0] ``team``'s chance to win the
+        match, [1] its points minus the other team's since ``start_scores`` (team 0's first)."""
+        n_worlds, n_actions = worlds.n, len(actions)
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
         games.step(np.tile(actions, n_worlds))
         while not games.is_over.all():
-            games.step(self._rollout_actions(games, rng))
+            games.step(self._rollout_actions(games, self._rng))
         scores = games.scores
-        values = match_value(scores, games.winner, position.rules)
-        points = (scores[:, 0] - position.start_scores[0]) - (scores[:, 1] - position.start_scores[1])
+        values = match_value(scores, games.winner, rules)
+        points = (scores[:, 0] - start_scores[0]) - (scores[:, 1] - start_scores[1])
+        if team:
+            values, points = 1.0 - values, -points
         return np.stack([values, points]).reshape(2, n_worlds, n_actions)
 
     def search(self, observation: Observation) -> Searched:

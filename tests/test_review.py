@@ -197,9 +197,11 @@ def test_labels_and_seat_figures_as_documented(log):
     assert summary.points_lost_a_deal == pytest.approx(3.8 / len(log.decks))
     assert review.summary(2).accuracy is None and ACCURATE_WITHIN == 0.01
     graph = review.graph()
-    assert graph[0] == {"step": 1, "team0": 0.5, "team1": 0.5, "seat": 0, "label": None}
-    assert graph[4]["team0"] == pytest.approx(0.7)  # player_1 chose 0.3 for team 1
-    assert graph[-1]["step"] == len(log.actions) and graph[-1]["team0"] == (1.0 if log.winner == 0 else 0.0)
+    assert graph[0] == {"step": 1, "team": 0, "seat": 0, "chance": 0.5, "label": None}
+    assert graph[3]["label"] == "blunder" and graph[3]["chance"] == 0.4
+    assert graph[4] == {"step": 5, "team": 1, "seat": 1, "chance": 0.3, "label": None}  # team 1's own estimate
+    ends = {p["team"]: p["chance"] for p in graph[-2:]}
+    assert graph[-1]["step"] == len(log.actions) and ends == {log.winner: 1.0, 1 - log.winner: 0.0}
 
 
 def test_hands_open_is_the_real_deal_played_out():
