@@ -92,6 +92,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -261,10 +262,16 @@ def decisions(log: MatchLog, seats: Sequence[int] = range(N_SEATS), open_hands: 
 
     Each holds the seat's observation at that step (``game.observe(seat)``, exactly what a bot
     there got); ``open_hands`` adds the engine's real state, for the hands-open analysis only."""
+    return list(iter_decisions(log, seats, open_hands))
+
+
+def iter_decisions(
+    log: MatchLog, seats: Sequence[int] = range(N_SEATS), open_hands: bool = False, steps: Sequence[int] | None = None
+) -> Iterator[Decision]:
+    """:func:`decisions` one at a time (``steps``: only those), so a long match is never held whole."""
     replay = Replay(log)
     wanted = set(seats)
-    out = []
-    for step in range(replay.steps):
+    for step in range(replay.steps) if steps is None else steps:
         game = replay.game_at(step)
         seat = game.current
         if seat not in wanted:
@@ -274,11 +281,10 @@ def decisions(log: MatchLog, seats: Sequence[int] = range(N_SEATS), open_hands: 
             continue
         view = decode(observation)
         state = game._core.get_state() if open_hands else None  # (the real hands: the hands-open analysis)
-        out.append(Decision(
+        yield Decision(
             step, seat, game.deal_number, view.phase, (game.scores[0], game.scores[1]), log.actions[step],
             observation.copy(), mask.copy(), render_text(view, seat), state,
-        ))  # fmt: skip
-    return out
+        )  # fmt: skip
 
 
 class Reviewer:
@@ -404,7 +410,8 @@ class MatchReview:
         }  # fmt: skip
 
 
-def forced_decisions(log: MatchLog) -> list[int]:
+@lru_cache(maxsize=16)
+def forced_decisions(log: MatchLog) -> tuple[int, ...]:
     """Decisions with one legal action, per seat."""
     replay = Replay(log)
     counts = [0] * N_SEATS
@@ -412,19 +419,24 @@ def forced_decisions(log: MatchLog) -> list[int]:
         game = replay.game_at(step)
         if len(game.legal_actions()) == 1:
             counts[game.current] += 1
-    return counts
+    return tuple(counts)
 
 
-def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
-    """Each deal's first step, dealer and score before it (team 0's first)."""
+@lru_cache(maxsize=16)
+def _deal_starts(log: MatchLog) -> tuple[tuple[int, int, int, int, int], ...]:
     replay = Replay(log)
     out, deal = [], 0
     for step in range(replay.steps + 1):
         game = replay.game_at(step)
         if game.deal_number != deal and game.phase < DEAL_OVER:
             deal = game.deal_number
-            out.append({"deal": deal, "step": step, "dealer": game.dealer, "scores": [game.scores[0], game.scores[1]]})
-    return out
+            out.append((deal, step, game.dealer, game.scores[0], game.scores[1]))
+    return tuple(out)
+
+
+def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
+    """Each deal's first step, dealer and score before it (team 0's first)."""
+    return [{"deal": d, "step": step, "dealer": dealer, "scores": [a, b]} for d, step, dealer, a, b in _deal_starts(log)]
 
 
 def command_line(review: MatchReview) -> str:
@@ -822,7 +834,7 @@ def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: i
     from eval.processes import WRITE_FAILED_EXIT, interrupts_deferred
 
     seats = sorted(set(args.seat))
-    todo = sum(1 for _ in _choices(log, seats))
+    todo = sum(1 for _ in choice_steps(log, seats))
     players = ", ".join(f"player_{s} {log.players[s] or '?'}" for s in range(N_SEATS))
     print(f"reviewing {args.log}: {players}; {len(log.actions)} moves, {todo} decisions with a choice of seats "
           f"{' '.join(map(str, seats))}, {settings.worlds} worlds each"
@@ -845,8 +857,8 @@ def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: i
     return 0
 
 
-def _choices(log: MatchLog, seats: Sequence[int]) -> Iterator[int]:
-    """The steps of ``seats``' decisions with a choice."""
+def choice_steps(log: MatchLog, seats: Sequence[int] = range(N_SEATS)) -> Iterator[int]:
+    """The steps of ``seats``' decisions with a choice (the ones a review reviews)."""
     replay = Replay(log)
     for step in range(replay.steps):
         game: Game = replay.game_at(step)
