@@ -126,6 +126,7 @@ class ReviewJob:
             "seconds": round(self.seconds, 1), "budget_seconds": self.budget, "command": command_line(review),
             "thresholds": dict(THRESHOLDS), "accurate_within": ACCURATE_WITHIN, "deal_starts": self.deal_starts,
             "seats": [review.summary(seat).to_json() for seat in range(4)],
+            "result": {"scores": list(self.log.scores), "winner": self.log.winner},
             "since": since, "decisions": [_decision(d) for d in review.decisions[since:]],
         }  # fmt: skip
         if position is not None:
