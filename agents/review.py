@@ -24,11 +24,13 @@ Decisions with one legal action are not reviewed (nothing to choose).
 
 **Labels** (by the loss, as lichess labels moves by the drop in the chance to win):
 inaccuracy 2 points of chance or more, mistake 5 or more, blunder 10 or more
-(``THRESHOLDS``). A match of All Fours is many small decisions: most lose nothing, the 90th
-percentile loses about 2 points, and a loss of 5 is rare (a lost Jack, a bad beg late in a
-match); the thresholds sit above the estimate's noise at the default precision (the standard
-deviation of the difference between two actions' chances is about 0.3 points at its median
-decision, 1 point at the 90th percentile).
+(``THRESHOLDS``). A match of All Fours is many small decisions: most lose nothing, and in eight
+matches between ``rule_based`` and ``search`` (docs/results.md) one decision in thirteen of
+``rule_based``'s lost 2 points or more, one in eighty 5 or more, none 10 (a lost Jack, a bad beg
+late in a match would). The thresholds sit above the estimate's noise at the default precision:
+over four seeds the chance a decision lost varies by a standard deviation of 0.01 point at the
+median decision and 0.3 to 0.4 at the 90th percentile, and 94 to 98% of the decisions keep their
+label (a decision near a threshold may not).
 
 **Per seat.** *Accuracy*: the share of its reviewed decisions whose action was the best or within
 1 point of chance of it (``ACCURATE_WITHIN``), in percent: "87%" means 87 of 100 decisions lost
@@ -54,12 +56,12 @@ log, so a review of a log gives the same figures on any machine and with any num
 (``--ms 0``, the default: every world searched). ``--ms N`` gives each decision a time budget of
 about N ms instead (fewer worlds where time runs out): quicker on a slow machine, not repeatable.
 
-**Precision and time.** The default, 512 worlds a decision, reviews a whole match to 14 (about 110
-to 200 decisions with a choice) in under 30 s on this project's 2-core machine with both cores
-(README, "Reviewing a match"; docs/results.md has the measurements). ``--worlds 128`` is about
-four times quicker and twice as noisy. Decisions are reviewed on ``--workers`` processes (default:
-every core), each seeded by its step, so the figures do not depend on the workers. Progress lines
-go to stderr.
+**Precision and time.** The default, 512 worlds a decision, reviews a whole match to 14 (70 to 150
+decisions with a choice in the matches measured) in 5 to 20 s on this project's 2-core machine with
+both cores, under load from other work (149 decisions in 17 to 18 s: docs/results.md, "Reviewing
+a match"). ``--worlds 128`` is about four times quicker and twice as noisy. Decisions are reviewed
+on ``--workers`` processes (default: every core), each seeded by its step, so the figures do not
+depend on the workers. Progress lines go to stderr.
 
 **Output**: ``--html`` (default ``LOG`` with ``.review.html``) a single self-contained page (the
 graph as inline SVG, no external resource, no script): the summary per seat, the graph, the
@@ -74,9 +76,9 @@ of more than ``MAX_REVIEW_ACTIONS`` actions, a setting out of range, an output f
 be written. Exit 74 if the disk refuses the report; Ctrl-C (or SIGTERM) stops the workers and
 exits 130 (143) with one line, nothing written.
 
-The web page (``python -m agents.web``) reviews a finished match or an uploaded log with the same
-code (:mod:`agents.web.sessions`): ``REVIEW_WORLDS`` there, one review at a time in a background
-thread, the page polling for it.
+The web page (``python -m agents.web``, mode Review) reviews a finished match or an uploaded log
+with the same code and settings, so it shows the same figures (:mod:`agents.web.reviews`: one
+review at a time in a background thread, the page polling for it).
 """
 
 from __future__ import annotations
@@ -129,8 +131,10 @@ def action_text(action: int) -> str:
 
 
 def label_of(loss: float) -> str | None:
-    """``"blunder"``, ``"mistake"``, ``"inaccuracy"`` or None for a chance lost of ``loss``."""
-    return next((name for name, threshold in THRESHOLDS if loss >= threshold - 1e-12), None)
+    """``"blunder"``, ``"mistake"``, ``"inaccuracy"`` or None for a chance lost of ``loss``, taken
+    to 0.1 point of chance as it is shown (4.96 points is shown 5.0, and is a mistake)."""
+    shown = round(loss, 3)
+    return next((name for name, threshold in THRESHOLDS if shown >= threshold - 1e-9), None)
 
 
 def decision_seed(seed: int, step: int) -> list[int]:

