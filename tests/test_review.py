@@ -317,6 +317,28 @@ def test_bad_settings_are_refused_before_any_work(log, tmp_path, capsys, argv, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["match.json"]
 
 
+def test_a_time_budget_reviews_too(log):
+    """--ms: each decision's search stops at its budget (fewer worlds), figures still chances."""
+    review = review_match(log, seats=[1], settings=Settings(worlds=4096, ms=5))
+    assert review.decisions and all(d.worlds < 4096 and all(0 <= v <= 1 for v in d.values) for d in review.decisions)
+
+
+def test_a_refused_write_exits_74_with_nothing_written(log, tmp_path, capsys, monkeypatch):
+    path = tmp_path / "match.json"
+    write(log, path)
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def full_disk(target):
+        yield target.parent / "gone" / target.name  # (a folder that vanished: the write fails as a full disk would)
+
+    monkeypatch.setattr("agents.review.atomic_path", full_disk)
+    code, out, err = run_main([path, "--worlds", "2", "--workers", "1"], capsys)
+    assert code == 74 and "No such file or directory" in err and "nothing was written" in err and out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["match.json"]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups as on Linux")
 def test_ctrl_c_stops_a_review_in_one_line_with_nothing_written(log, tmp_path):
     path = tmp_path / "match.json"

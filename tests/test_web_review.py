@@ -45,7 +45,9 @@ def test_review_a_played_match_as_the_command_line_does(client):
     response = client.post(f"/api/matches/{state['id']}/review")
     assert response.status_code == 200, response.text
     replay = response.json()
-    assert replay["mode"] == "replay" and replay["step"] == 0 and replay["review"]["status"] in ("queued", "running", "done")
+    assert replay["mode"] == "replay" and replay["review"]["status"] in ("queued", "running", "done")
+    first_step, first_seat = replay["review"]["steps"][0]
+    assert replay["step"] == first_step and replay["table"]["seat"] == first_seat and "hands" not in replay["table"]
     review = wait_review(client, replay["id"])
     assert review["status"] == "done" and review["done"] == review["total"] == len(review["decisions"]) > 0
     log = loads(client.get(f"/api/matches/{replay['id']}/log").text)

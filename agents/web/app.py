@@ -288,7 +288,9 @@ def create_app(
             job = ReviewJob(replay.log, reviews.worlds, reviews.seconds)  # a 413 for a match too long to review here
             reviews.submit(job)  # a 503 when too many wait
             replay.review = job
-        return {**replay.state(step=0), "review": replay.review.state(0, reviews.position(replay.review))}
+        job = replay.review
+        step, seat = job.steps[0] if job.steps else (0, 0)  # the first decision, as its seat saw it
+        return {**replay.state(step, seat, False), "review": job.state(0, reviews.position(job))}
 
     async def review_of(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])
