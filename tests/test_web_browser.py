@@ -522,6 +522,27 @@ def test_review_an_uploaded_log_step_by_step(page, shots, tmp_path):
     assert "<svg" in report.read_text() and "<script" not in report.read_text()
 
 
+def test_review_this_match_after_playing_it_opens_on_your_decisions(page):
+    set_rules(page, target=3, seed=6)
+    page.select_option("#seat", "1")
+    page.click("#start")
+    for _ in range(MAX_TURNS):
+        page.wait_for_selector(TURN_OR_END, state="attached")
+        if page.get_attribute("#game", "data-over") == "true":
+            break
+        step = step_of(page)
+        page.click("#bids button:not([disabled]), #hand .card.legal >> nth=0")
+        wait_step_change(page, step)
+    page.click("#review-this")
+    page.wait_for_selector("#game[data-review=done]", state="attached", timeout=60_000)
+    page.wait_for_selector("#spot-bottom[data-seat='1']", state="attached")  # your seat's first decision
+    assert page.input_value("#review-seat") == "1"
+    step = step_of(page)
+    page.keyboard.press("ArrowRight")  # the arrow keys step through your decisions
+    wait_step_change(page, step)
+    assert page.get_attribute("#spot-bottom", "data-seat") == "1" and step_of(page) > step
+
+
 def test_review_this_match_after_watching_it(page):
     page.click("#mode-watch")
     for seat in range(N_SEATS):

@@ -114,6 +114,13 @@ async function init() {
   $("review-slider").addEventListener("input", (e) => { const shown = reviewShown(); reviewGo(shown[Number(e.target.value)]); });
   $("review-seat").addEventListener("change", () => { drawReview(); const shown = reviewShown(); if (shown.length && !shown.includes(ui.review.index)) reviewGo(shown[0]); });
   $("review-open").addEventListener("change", () => ui.review && reviewGo(ui.review.index));
+  document.addEventListener("keydown", (event) => { // (in a review: the arrow keys step through the decisions)
+    if (ui.mode !== "review" || !ui.review || event.target.closest("input, select, textarea")) return;
+    if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
+      event.preventDefault();
+      reviewStep(event.key === "ArrowRight" ? 1 : -1, event.shiftKey);
+    }
+  });
   $("new-match").addEventListener("click", () => { clearView(); setMode(["replay", "review"].includes(ui.mode) ? "play" : ui.mode); });
   setMode("play");
   document.body.dataset.ready = "true";
@@ -497,6 +504,7 @@ function clearView() {
   $("replay-slider").value = "0";
   $("replay-file").value = ""; // (so that the same file can be chosen again)
   $("review-file").value = "";
+  $("review-seat").value = "all";
   $("review-slider").max = "0";
   $("review-slider").value = "0";
   showMessage("");
@@ -633,6 +641,7 @@ async function reviewThis() {
   try {
     const replay = await api("POST", `/api/matches/${state.id}/review`);
     setMode("review");
+    if (state.mode === "play") $("review-seat").value = String(state.person); // (your own decisions first)
     beginReview(replay);
   } catch (error) {
     showMessage(error.message);
@@ -647,7 +656,8 @@ function beginReview(state) {
   for (const d of job.decisions) ui.review.decisions.set(d.step, d);
   $("game").dataset.review = job.status;
   drawReview();
-  if (job.steps.length) reviewGo(0); else showMessage("This match has no decision with a choice to review.");
+  const shown = reviewShown();
+  if (job.steps.length) reviewGo(shown.length ? shown[0] : 0); else showMessage("This match has no decision with a choice to review.");
   pollReview();
 }
 
