@@ -74,6 +74,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -99,6 +100,7 @@ MAX_WORLDS = 4096  # the most worlds (and confirm) an option may ask for
 MAX_MS = 60_000.0  # the longest time budget an option may ask for
 MIN_BATCH_WORLDS = 8  # the fewest worlds a batch under a time budget searches
 BATCH_TABLES = 64  # under a time budget, a batch holds at most this many tables (worlds x legal actions)
+LARGE_BATCH_TABLES = 1024  # search() without a budget: batches of at most this many tables (faster than one huge one)
 MAX_RESAMPLES = 1000
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
@@ -258,7 +260,9 @@ def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndar
 @dataclasses.dataclass(frozen=True)
 class Searched:
     """What one decision with a choice searched: worlds, batches, seconds in all and in the slowest
-    batch, the legal actions and each one's mean value over the worlds (the chance to win the match)."""
+    batch, the legal actions and each one's mean value over the worlds (the chance to win the match);
+    from :meth:`SearchBot.search` also each one's mean ``points`` (the deal's points of my team
+    minus the other's, at the end of the deal in the rollouts)."""
 
     worlds: int
     batches: int
@@ -266,6 +270,7 @@ class Searched:
     slowest_batch: float
     actions: np.ndarray
     values: np.ndarray
+    points: np.ndarray | None = None
 
 
 def even_batch(worlds_left: int, n_actions: int) -> int:
@@ -371,19 +376,24 @@ class SearchBot(SeededBot):
         best = int(np.argmax(values))
         return kept if self.margin and values[best] - values[kept] <= self.margin else best
 
-    def _budgeted(self, position: Position, legal: np.ndarray, start: float) -> tuple[np.ndarray, int, int, float]:
+    def _budgeted(
+        self, position: Position, legal: np.ndarray, start: float, measure: Callable[..., np.ndarray] | None = None
+    ) -> tuple[np.ndarray, int, int, float]:
         """Worlds searched in batches until ``self.ms`` from ``start`` are spent or all
         ``self.worlds`` are done: the first batch of :func:`even_batch` worlds, each next one sized
         by :func:`next_batch`. A batch starts only before the deadline, so the decision ends at
-        most one batch after it. Returns the summed values, worlds, batches, slowest batch's seconds."""
+        most one batch after it. ``measure(position, legal, n_worlds)``: :meth:`evaluate` (the
+        default) or :meth:`outcomes`, worlds on its second axis from the end. Returns its sums over
+        the worlds, worlds, batches, slowest batch's seconds."""
+        measure = self.evaluate if measure is None else measure
         deadline = start + self.ms / 1000.0
-        totals = np.zeros(len(legal))
+        totals: np.ndarray | float = 0.0
         done = batches = 0
         slowest = 0.0
         batch = even_batch(self.worlds, len(legal))
         while True:
             began = time.perf_counter()
-            totals += self.evaluate(position, legal, batch).sum(axis=0)
+            totals = totals + measure(position, legal, batch).sum(axis=-2)
             now = time.perf_counter()
             done, batches, slowest = done + batch, batches + 1, max(slowest, now - began)
             if done >= self.worlds or now >= deadline:
@@ -392,21 +402,69 @@ class SearchBot(SeededBot):
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
+        return self.outcomes(position, actions, n_worlds)[0]
+
+    def outcomes(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
+        """Each action in each of ``n_worlds`` sampled worlds: (2, worlds, actions), [0] its value
+        (the chance to win the match), [1] the deal's points of my team minus the other's at the
+        end of the deal (the kicks and a gift of this deal included)."""
         rng = self._rng
-        n_actions = len(actions)
         hands = sample_hidden(position, rng, n_worlds)
         decks = [world_deck(position, tuple(map(int, held)), rng) for held in hands]
+        return self.play_out(position, actions, decks)
+
+    def play_out(self, position: Position, actions: np.ndarray, decks: list[list[int]]) -> np.ndarray:
+        """Each action played out in the world of each deck (dealt as :func:`world_deck` deals
+        one: this deal's deck, seats relative to me): (2, worlds, actions) as :meth:`outcomes`."""
+        n_worlds = len(decks)
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
         worlds = VectorGame(n_worlds, episode="deal", **dataclasses.asdict(position.rules))
-        worlds.reset(seed=int(rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
+        worlds.reset(seed=int(self._rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
         for action in position.history:
             worlds.step(np.full(n_worlds, action, dtype=np.int64))
+        return self.play_from(worlds, actions, position.rules, position.start_scores)
+
+    def play_from(
+        self, worlds: VectorGame, actions: np.ndarray, rules: Rules, start_scores: tuple[int, int], team: int = 0
+    ) -> np.ndarray:
+        """Each action taken at every table of ``worlds`` (a deal episode at a decision), then the
+        rollouts to the end of the deal: (2, tables, actions), [0] ``team``'s chance to win the
+        match, [1] its points minus the other team's since ``start_scores`` (team 0's first)."""
+        n_worlds, n_actions = worlds.n, len(actions)
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
         games.step(np.tile(actions, n_worlds))
         while not games.is_over.all():
-            games.step(self._rollout_actions(games, rng))
-        values = match_value(games.scores, games.winner, position.rules)
-        return values.reshape(n_worlds, n_actions)
+            games.step(self._rollout_actions(games, self._rng))
+        scores = games.scores
+        values = match_value(scores, games.winner, rules)
+        points = (scores[:, 0] - start_scores[0]) - (scores[:, 1] - start_scores[1])
+        if team:
+            values, points = 1.0 - values, -points
+        return np.stack([values, points]).reshape(2, n_worlds, n_actions)
+
+    def search(self, observation: Observation) -> Searched:
+        """Search one decision without choosing: every legal action's mean chance to win the match
+        and mean points of the deal over the worlds (:class:`Searched`, with ``points``), from the
+        observation alone. The estimator behind the web page's hints and the review
+        (:mod:`agents.review`). With ``ms=0`` all ``worlds`` are searched, in batches of at most
+        ``LARGE_BATCH_TABLES`` tables (worlds x actions; one batch for up to 85 worlds, so a hint
+        gives the values ``act`` weighs), deterministic for the seed; with a budget as ``act`` searches."""
+        start = time.perf_counter()
+        legal = legal_actions(observation)
+        position = Position.from_view(decode(observation))
+        if self.ms:
+            totals, done, batches, slowest = self._budgeted(position, legal, start, self.outcomes)
+        else:
+            per_batch = max(1, LARGE_BATCH_TABLES // len(legal))
+            totals, done, batches, slowest = np.zeros((2, len(legal))), 0, 0, 0.0
+            while done < self.worlds:
+                began = time.perf_counter()
+                n = min(per_batch, self.worlds - done)
+                totals += self.outcomes(position, legal, n).sum(axis=1)
+                done, batches = done + n, batches + 1
+                slowest = max(slowest, time.perf_counter() - began)
+        values, points = totals / done
+        return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 
     def _rollout_actions(self, games: VectorGame, rng: np.random.Generator) -> np.ndarray:
         """The rollout policy's action at every table (0 where it is over)."""

@@ -36,6 +36,7 @@ REQUIRED = os.environ.get("ALLFOURS_BROWSER_TESTS") == "required"
 DATA_CARD = re.compile(r'data-card="([^"]+)"')
 WAIT_MS = 20_000
 TURN_OR_END = "#game[data-turn=you], #game[data-over=true]"
+REVIEW_WORLDS = 32
 
 
 def unavailable(reason: str) -> None:
@@ -70,7 +71,7 @@ def browser():
 def server(browser):
     from tests.web_server import running_server
 
-    with running_server() as (url, app):
+    with running_server(review_worlds=REVIEW_WORLDS) as (url, app):  # (reviews quick enough for tests)
         yield url, app
 
 
@@ -444,3 +445,114 @@ def test_leaving_a_match_mid_move_ends_it_and_nothing_comes_back(page, server):
 
     with pytest.raises(Refused, match="no match with this id"):  # (the page ended it on the server)
         app.state.store.get(match_id)
+
+
+# ---------------------------------------------------------------- the review
+
+
+def review_log(path: Path) -> MatchLog:
+    log = dataclasses.replace(logged_match(seed=5), players=("rule_based", LONG_LABEL, "rule_based", "search"))
+    write(log, path)
+    return log
+
+
+@BOTH_SIZES
+def test_review_an_uploaded_log_step_by_step(page, shots, tmp_path):
+    """The graph, the flagged decisions and, at each decision, the table as its seat saw it with
+    every action's chance; the same figures as python -m agents.review; it fits a phone and a desktop."""
+    from agents.review import Settings, review_match
+
+    path = tmp_path / "reviewed.json"
+    log = review_log(path)
+    expected = review_match(log, settings=Settings(worlds=REVIEW_WORLDS))
+    positions = Replay(log)
+    page.click("#mode-review")
+    page.set_input_files("#review-file", str(path))
+    page.wait_for_selector("#game[data-review=done]", state="attached", timeout=60_000)
+    page.wait_for_selector("#review-actions tr[data-action]")
+    # The first decision: the table from the acting seat, hands closed, its actions' chances as the command's.
+    for k in range(3):
+        if k:
+            step = step_of(page)
+            page.click("#review-next")
+            wait_step_change(page, step)
+            page.wait_for_selector(f"#review-decision:has-text('Move {step_of(page) + 1} ')")
+        decision = next(d for d in expected.decisions if d.step == step_of(page))
+        assert page.get_attribute("#spot-bottom", "data-seat") == str(decision.seat)
+        assert page.locator("#spot-right .card.back").count() > 0  # (hands closed: the seat's own view)
+        shown_cards = set(page.eval_on_selector_all("#table .card[data-card]", "cs => cs.map(c => c.dataset.card)"))
+        assert not shown_cards & hidden_cards(positions.game_at(decision.step), decision.seat)
+        rows = page.eval_on_selector_all("#review-actions tr[data-action]", "rs => rs.map(r => [Number(r.dataset.action), r.children[1].textContent])")
+        assert sorted(a for a, _ in rows) == sorted(decision.actions)
+        assert {a: text for a, text in rows} == {a: f"{100 * v:.1f}%" for a, v in zip(decision.actions, decision.values)}
+    # The seats' figures and the flagged decisions, as the command's.
+    accuracy = page.eval_on_selector_all("#review-seats tr td:nth-child(2)", "cs => cs.map(c => c.textContent)")
+    assert accuracy == [f"{round(100 * expected.summary(s).accuracy)}%" for s in range(N_SEATS)]
+    flagged = [d for d in expected.decisions if d.label]
+    assert page.locator("#review-flags li").count() == len(flagged) > 0
+    assert page.locator("#review-svg polyline").count() == 2 and page.locator("#review-svg circle").count() == len(flagged)
+    later = [d for d in flagged if d.step > step_of(page)]
+    assert later, "no flagged decision after the third: choose another log"
+    page.click("#review-next-flag")
+    page.wait_for_selector(f"#game[data-step='{later[0].step}']", state="attached")
+    page.wait_for_selector("#review-decision .tag")
+    assert later[0].label in page.inner_text("#review-decision")
+    screenshots(page, shots, "review")
+    assert_fits(page)
+    # Hands open: every hand on the table, and the hands-open columns, labelled.
+    page.check("#review-open")
+    page.wait_for_selector("#review-actions th.open")
+    page.wait_for_selector("#spot-right .hand.open", state="attached")
+    assert "Hands open" in page.inner_text("#review-decision")
+    screenshots(page, shots, "review-open")
+    assert_fits(page)
+    page.uncheck("#review-open")
+    # One seat's decisions only; a click on a flagged one goes there; the log and the report to download.
+    seat = flagged[-1].seat
+    page.select_option("#review-seat", str(seat))
+    page.wait_for_selector(f"#spot-bottom[data-seat='{seat}']", state="attached")
+    assert page.locator("#review-flags li").count() == sum(d.seat == seat for d in flagged)
+    page.locator("#review-flags li button").last.click()
+    page.wait_for_selector(f"#game[data-step='{flagged[-1].step}']", state="attached")
+    assert page.get_attribute("#review-summary a >> nth=0", "href").endswith("/log")
+    with page.expect_download() as download:
+        page.click("#review-summary a >> nth=1")
+    report = tmp_path / "report.html"
+    download.value.save_as(report)
+    assert "<svg" in report.read_text() and "<script" not in report.read_text()
+
+
+def test_review_this_match_after_playing_it_opens_on_your_decisions(page):
+    set_rules(page, target=3, seed=6)
+    page.select_option("#seat", "1")
+    page.click("#start")
+    for _ in range(MAX_TURNS):
+        page.wait_for_selector(TURN_OR_END, state="attached")
+        if page.get_attribute("#game", "data-over") == "true":
+            break
+        step = step_of(page)
+        page.click("#bids button:not([disabled]), #hand .card.legal >> nth=0")
+        wait_step_change(page, step)
+    page.click("#review-this")
+    page.wait_for_selector("#game[data-review=done]", state="attached", timeout=60_000)
+    page.wait_for_selector("#spot-bottom[data-seat='1']", state="attached")  # your seat's first decision
+    assert page.input_value("#review-seat") == "1"
+    step = step_of(page)
+    page.keyboard.press("ArrowRight")  # the arrow keys step through your decisions
+    wait_step_change(page, step)
+    assert page.get_attribute("#spot-bottom", "data-seat") == "1" and step_of(page) > step
+
+
+def test_review_this_match_after_watching_it(page):
+    page.click("#mode-watch")
+    for seat in range(N_SEATS):
+        page.fill(f"#bot-{seat}", "rule_based")
+    set_rules(page, target=3, seed=4)
+    page.click("#start")
+    page.wait_for_selector("#game[data-over=true]", state="attached")
+    page.click("#review-this")
+    page.wait_for_selector("#game[data-review=done]", state="attached", timeout=60_000)
+    assert page.get_attribute("#mode-review", "class") == "active"
+    assert page.locator("#review-seats tr").count() == 1 + N_SEATS and page.is_hidden("#result")
+    page.click("#mode-play")  # leaving clears the review
+    assert page.evaluate("ui.review") is None and page.locator("#review-graph *").count() == 0

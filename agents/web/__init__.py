@@ -23,7 +23,8 @@ before; a seed the server draws has 128 random bits (:mod:`agents.web.sessions`)
 Bounds: a match plays to at most 100 points (``target_score``), and a match or a replay holds at
 most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
 lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
-held ones take about ``--max-memory-mb``.
+held ones take about ``--max-memory-mb``. Reviews run one at a time in one background thread, each
+at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.web.reviews`).
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
@@ -57,6 +58,15 @@ seat], "rules": {A0 keys}, "seed": int|"digits"|null}``
     the match log (docs/match_log.md); in play mode once the match is over.
 ``POST /api/matches/{id}/replay``, ``POST /api/replays`` (body: a match log)
     a replay of this match, or of an uploaded log (checked by replaying it on the engine).
+``POST /api/matches/{id}/review``, ``POST /api/reviews`` (body: a match log)
+    the review (:mod:`agents.review`) of this match once it is over (or of this replay), or of an
+    uploaded log: a replay whose review is queued and made in the background
+    (:mod:`agents.web.reviews`); returns the replay's state with ``review``.
+``GET /api/matches/{id}/review?since=K``
+    the review so far: ``status`` (queued, running, done, stopped, cancelled, failed), ``done`` of
+    ``total`` decisions, ``steps`` ([step, seat] of each decision with a choice), the figures per
+    seat, and the reviewed decisions from index ``since`` (each legal action's chance and deal
+    points, fair and hands open). ``GET /api/matches/{id}/review/report``: the HTML report, once done.
 ``DELETE /api/matches/{id}``
     end a match now.
 

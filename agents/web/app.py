@@ -29,6 +29,7 @@ from allfours_env.rules import _BOOLS, _CHOICES, _FIRST_DEALER_NAMES, DEFAULT_RU
 
 from ..match_log import MAX_SEED, MatchLogError, loads
 from .players import BotChoices
+from .reviews import REVIEW_SECONDS, REVIEW_WORLDS, ReviewJob, ReviewQueue
 from .sessions import (
     IDLE_SECONDS,
     LOCK_SECONDS,
@@ -159,12 +160,16 @@ def create_app(
     allowed_hosts: list[str] | None = None,
     clock: Callable[[], float] = time.monotonic,
     memory_budget: int = MEMORY_BUDGET,
+    review_worlds: int = REVIEW_WORLDS,
+    review_seconds: float = REVIEW_SECONDS,
 ) -> Starlette:
     """The web app. ``policy_files``: the only files its matches may load (checked now);
     ``allowed_hosts``: Host headers accepted (None: any, for tests); ``memory_budget``: bytes the
-    held matches may take (:class:`~agents.web.sessions.Store`). A ValueError for a bad setting."""
+    held matches may take (:class:`~agents.web.sessions.Store`); ``review_worlds``, ``review_seconds``:
+    a review's precision and time budget (:mod:`agents.web.reviews`). A ValueError for a bad setting."""
     store = Store(idle_seconds, max_matches, clock, memory_budget)
     choices = BotChoices(policy_files)
+    reviews = ReviewQueue(worlds=review_worlds, seconds=review_seconds)
 
     def live(request: Request) -> LiveMatch:
         session = store.get(request.path_params["match_id"])
@@ -277,6 +282,62 @@ def create_app(
         store.add(replay)
         return replay.state(step=0)
 
+    def start_review(replay: ReplayMatch) -> dict[str, Any]:
+        """Queue the review of a held replay (once); its state and the review's."""
+        if replay.review is None:
+            job = ReviewJob(replay.log, reviews.worlds, reviews.seconds)  # a 413 for a match too long to review here
+            reviews.submit(job)  # a 503 when too many wait
+            replay.review = job
+        job = replay.review
+        step, seat = job.steps[0] if job.steps else (0, 0)  # the first decision, as its seat saw it
+        return {**replay.state(step, seat, False), "review": job.state(0, reviews.position(job))}
+
+    async def review_of(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        if isinstance(session, ReplayMatch):
+            return await run_in_threadpool(locked(session, lambda: start_review(session)))
+        if not session.over:
+            raise Refused(409, "a match is reviewed once it is over")
+        replay = ReplayMatch(session.log())
+        return await run_in_threadpool(lambda: _added(replay, start_review))
+
+    async def review_upload(request: Request) -> Response:
+        body = await read_body(request, MAX_UPLOAD_BYTES)
+        try:
+            match_log = await run_in_threadpool(loads, body, MAX_STEPS)
+        except MatchLogError as error:
+            raise Refused(400, f"this match log does not replay: {error}") from None
+        return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), start_review))
+
+    def _added(replay: ReplayMatch, work: Callable[[ReplayMatch], Any]) -> Any:
+        """``work(replay)`` with the replay held by the store; if it is refused, the replay is dropped."""
+        store.add(replay)
+        try:
+            return work(replay)
+        except Refused:
+            store.remove(replay.id)
+            raise
+
+    async def review_state(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        if not isinstance(session, ReplayMatch) or session.review is None:
+            raise Refused(409, "this match has no review: ask for one with POST /api/matches/{id}/review")
+        since = query_int(request, "since", 0, 10**9) or 0
+        job = session.review
+        return await run_in_threadpool(lambda: job.state(since, reviews.position(job)))
+
+    async def review_report(request: Request) -> Response:
+        session = store.get(request.path_params["match_id"])
+        job = session.review if isinstance(session, ReplayMatch) else None
+        if job is None or job.status not in ("done", "stopped"):
+            raise Refused(409, "the review's report can be had once the review is done")
+        from ..review import html_report
+
+        page = await run_in_threadpool(lambda: html_report(job.review()))
+        name = f"allfours-review-{session.id[:8]}.html"
+        headers = {**NO_STORE, "Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(page, media_type="text/html; charset=utf-8", headers=headers)
+
     async def end(request: Request) -> Response:
         store.remove(request.path_params["match_id"])
         return {"ended": True}
@@ -305,6 +366,10 @@ def create_app(
         Route("/api/matches/{match_id}/log", api(log)),
         Route("/api/matches/{match_id}/replay", api(replay_of), methods=["POST"]),
         Route("/api/replays", api(upload), methods=["POST"]),
+        Route("/api/matches/{match_id}/review", api(review_of), methods=["POST"]),
+        Route("/api/matches/{match_id}/review", api(review_state)),
+        Route("/api/matches/{match_id}/review/report", api(review_report)),
+        Route("/api/reviews", api(review_upload), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [Middleware(SecurityHeaders)]  # first: outside the Host check, so its refusals have them too
@@ -313,6 +378,7 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
     app.state.store = store
     app.state.choices = choices
+    app.state.reviews = reviews
     return app
 
 

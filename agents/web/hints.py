@@ -1,9 +1,10 @@
 """Hints: what ``expert`` and ``search`` would play, and the searched value of each legal action.
 
 Everything comes from one seat's observation (what that seat may know): the expert's choice is
-its ``act``; the values are :meth:`agents.search.SearchBot.evaluate` over worlds sampled from
-:meth:`agents.search.Position.from_view`, averaged per action: the chance to win the match after
-that action, the rest of the deal played by the expert in every world. Search's own choice is the
+its ``act``; the values are :meth:`agents.search.SearchBot.search`'s, the estimator the review
+(:mod:`agents.review`) uses too: over worlds sampled from :meth:`agents.search.Position.from_view`,
+averaged per action, the chance to win the match after that action, the rest of the deal played
+by the expert in every world. Search's own choice is the
 best of those values, but the expert's choice unless another beats it by more than the bot's
 ``margin``, as :class:`~agents.search.SearchBot` decides.
 """
@@ -15,11 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from allfours_env import decode
-
 from ..base import Observation, legal_actions
 from ..expert import ExpertBot
-from ..search import DEFAULT_WORLDS, Position, SearchBot
+from ..search import DEFAULT_WORLDS, SearchBot
 from .views import action_label
 
 HINT_WORLDS = DEFAULT_WORLDS
@@ -42,8 +41,7 @@ class Hinter:
             values = np.ones(1)  # no choice: nothing to search (sent as null)
             search, worlds = expert, 0
         else:
-            position = Position.from_view(decode(observation))
-            values = self.search.evaluate(position, legal, self.worlds).mean(axis=0)
+            values = self.search.search(observation).values
             best, kept = int(np.argmax(values)), int(np.flatnonzero(legal == expert)[0])
             search = int(legal[best]) if values[best] - values[kept] > self.search.margin else expert
             worlds = self.worlds

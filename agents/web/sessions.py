@@ -23,7 +23,8 @@ budget only up to their step limit.
 :class:`Store` keeps them by id (``secrets.token_urlsafe``: 144 random bits), drops a match idle
 for longer than its ``idle_seconds``, and refuses new ones beyond ``max_matches``. Each match has
 a lock, so two requests for one match (two tabs, a double click) take turns; a request that moves
-a match names the step it saw, and is refused once the match has moved past it.
+a match names the step it saw, and is refused once the match has moved past it. A replay may hold
+a review (:mod:`agents.web.reviews`), cancelled when the replay is ended or expires.
 """
 
 from __future__ import annotations
@@ -115,6 +116,9 @@ class Session:
     def estimated_bytes(self) -> int:
         """About what the match holds in memory (see the module docstring)."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """The match is dropped (ended or expired): stop what works for it (a review)."""
 
 
 class LiveMatch(Session):
@@ -241,10 +245,16 @@ class ReplayMatch(Session):
         super().__init__(log.seed or 0)
         self.replay = Replay(log)  # a MatchLogError (a ValueError) if it does not replay
         self.log = log
+        self.review: Any = None  # a ReviewJob (agents.web.reviews), once the page asks for the review
 
     def estimated_bytes(self) -> int:
-        """At its last step, where its game holds the most."""
-        return MATCH_BYTES + STEP_BYTES * self.replay.steps + DECK_BYTES * len(self.log.decks)
+        """At its last step, where its game holds the most (and its review, if any, done)."""
+        review = self.review.estimated_bytes() if self.review is not None else 0
+        return MATCH_BYTES + STEP_BYTES * self.replay.steps + DECK_BYTES * len(self.log.decks) + review
+
+    def close(self) -> None:
+        if self.review is not None:
+            self.review.cancel()
 
     def _step(self, step: Any) -> int:
         return self.replay.steps if step is None else check_int("step", step, 0, self.replay.steps)
@@ -304,7 +314,7 @@ class Store:
         limit = self.clock() - self.idle_seconds
         with self._lock:
             for key in [k for k, s in self._sessions.items() if s.last_used < limit]:
-                del self._sessions[key]
+                self._sessions.pop(key).close()
 
     def add(self, session: Session) -> str:
         self.expire()
@@ -337,4 +347,6 @@ class Store:
     def remove(self, match_id: str) -> None:
         self.get(match_id)
         with self._lock:
-            self._sessions.pop(match_id, None)
+            session = self._sessions.pop(match_id, None)
+        if session is not None:
+            session.close()

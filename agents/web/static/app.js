@@ -15,6 +15,7 @@ const MAX_LINES = 300;
 const ui = {
   options: null, mode: "play", state: null, eventCount: 0, busy: false, paused: false, timer: null, replayTimer: null,
   shown: null, // the id of the match or replay on screen: a late answer about another one is dropped
+  review: null, // the review on screen: {id, status, steps, decisions (by step), index, ...}
 };
 window.allfoursTimes = []; // per bot move: {think_ms, server_ms, shown_ms} (request sent to table drawn), for tests
 
@@ -104,7 +105,23 @@ async function init() {
   $("replay-slider").addEventListener("input", (e) => replayGo(Number(e.target.value)));
   $("replay-play").addEventListener("click", toggleReplayPlay);
   $("replay-this").addEventListener("click", replayThis);
-  $("new-match").addEventListener("click", () => { clearView(); setMode(ui.mode === "replay" ? "play" : ui.mode); });
+  $("review-this").addEventListener("click", reviewThis);
+  $("review-file").addEventListener("change", loadReviewFile);
+  $("review-prev").addEventListener("click", () => reviewStep(-1, false));
+  $("review-next").addEventListener("click", () => reviewStep(1, false));
+  $("review-prev-flag").addEventListener("click", () => reviewStep(-1, true));
+  $("review-next-flag").addEventListener("click", () => reviewStep(1, true));
+  $("review-slider").addEventListener("input", (e) => { const shown = reviewShown(); reviewGo(shown[Number(e.target.value)]); });
+  $("review-seat").addEventListener("change", () => { drawReview(); const shown = reviewShown(); if (shown.length && !shown.includes(ui.review.index)) reviewGo(shown[0]); });
+  $("review-open").addEventListener("change", () => ui.review && reviewGo(ui.review.index));
+  document.addEventListener("keydown", (event) => { // (in a review: the arrow keys step through the decisions)
+    if (ui.mode !== "review" || !ui.review || event.target.closest("input, select, textarea")) return;
+    if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
+      event.preventDefault();
+      reviewStep(event.key === "ArrowRight" ? 1 : -1, event.shiftKey);
+    }
+  });
+  $("new-match").addEventListener("click", () => { clearView(); setMode(["replay", "review"].includes(ui.mode) ? "play" : ui.mode); });
   setMode("play");
   document.body.dataset.ready = "true";
 }
@@ -148,7 +165,7 @@ function setMode(mode) {
   ui.mode = mode;
   stopTimers();
   document.querySelectorAll("#modes button").forEach((b) => b.classList.toggle("active", b.dataset.mode === mode));
-  document.querySelectorAll(".for-play, .for-watch, .for-replay").forEach((node) => {
+  document.querySelectorAll(".for-play, .for-watch, .for-replay, .for-review").forEach((node) => {
     node.hidden = !node.classList.contains(`for-${mode}`);
   });
   showMessage("");
@@ -372,13 +389,14 @@ function drawDeals(state) {
 
 function drawResult(state) {
   const box = $("result");
-  if (!state.over || state.mode === "replay" && state.step < state.steps) { box.hidden = true; return; }
+  if (!state.over || state.mode === "replay" && state.step < state.steps || ui.mode === "review") { box.hidden = true; return; }
   const r = state.result;
   let text = `Match over: team ${r.winner} wins, ${r.scores[0]} to ${r.scores[1]}.`;
   if (state.mode === "play") text += r.winner === state.person % 2 ? " Your team wins!" : " Your team loses.";
   $("result-text").textContent = text;
   $("download-log").href = `/api/matches/${state.id}/log`;
   $("replay-this").hidden = state.mode === "replay";
+  $("review-this").hidden = ui.mode === "review";
   box.hidden = false;
   setStatus("");
 }
@@ -461,8 +479,10 @@ function clearView() {
   stopTimers();
   const state = ui.state;
   if (state && state.mode !== "replay" && !state.over) endMatch(state.id);
-  Object.assign(ui, { state: null, shown: null, eventCount: 0, paused: false });
+  if (ui.review) { clearTimeout(ui.review.timer); if (ui.review.status === "queued" || ui.review.status === "running") endMatch(ui.review.id); }
+  Object.assign(ui, { state: null, shown: null, eventCount: 0, paused: false, review: null });
   delete $("layout").dataset.view;
+  delete $("layout").dataset.review;
   const game = $("game");
   Object.assign(game.dataset, { turn: "none", over: "false", step: "-1" });
   delete game.dataset.mode;
@@ -472,7 +492,8 @@ function clearView() {
     node.classList.remove("to-act");
     delete node.dataset.seat;
   }
-  for (const id of ["trick", "center-info", "prompt", "bids", "scoreboard", "hint-text", "deals", "narration", "step-label"]) {
+  for (const id of ["trick", "center-info", "prompt", "bids", "scoreboard", "hint-text", "deals", "narration", "step-label",
+    "review-summary", "review-flags", "review-decision", "review-graph"]) {
     $(id).replaceChildren();
   }
   $("trick").classList.remove("done");
@@ -482,6 +503,10 @@ function clearView() {
   $("replay-slider").max = "0";
   $("replay-slider").value = "0";
   $("replay-file").value = ""; // (so that the same file can be chosen again)
+  $("review-file").value = "";
+  $("review-seat").value = "all";
+  $("review-slider").max = "0";
+  $("review-slider").value = "0";
   showMessage("");
   setStatus("");
 }
@@ -490,6 +515,7 @@ function clearView() {
 async function refreshView() {
   const state = ui.state;
   if (!state || ui.busy) return; // (a move in flight brings the new view with it)
+  if (ui.mode === "review" && ui.review) { reviewGo(ui.review.index); return; }
   const query = new URLSearchParams({ since: String(ui.eventCount) });
   if (state.mode !== "play") {
     query.set("seat", $("view-seat").value);
@@ -577,6 +603,253 @@ function toggleReplayPlay() {
     if (!ui.state || ui.state.step >= ui.state.steps) { stopTimers(); return; }
     replayGo(ui.state.step + 1);
   }, Math.max(pace(), 150));
+}
+
+
+/* ------------------------------------------------------------------ reviews */
+
+const LABEL_TEXT = { inaccuracy: "inaccuracy", mistake: "mistake", blunder: "blunder" };
+const SVG = "http://www.w3.org/2000/svg";
+const GRAPH = { width: 800, height: 230, left: 40, right: 10, top: 14, bottom: 24 };
+
+function svgEl(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function pct(value) { return `${(100 * value).toFixed(1)}%`; }
+function pts(value) { return (100 * value).toFixed(1); }
+
+async function loadReviewFile(event) {
+  const file = event.target.files[0];
+  if (!file) return;
+  showMessage("");
+  try {
+    const text = await file.text();
+    const state = await api("POST", "/api/reviews", text);
+    if (ui.mode === "review") beginReview(state); else endMatch(state.id);
+  } catch (error) {
+    showMessage(`Cannot review ${file.name}: ${error.message}`);
+  }
+}
+
+async function reviewThis() {
+  const state = ui.state;
+  if (!state) return;
+  try {
+    const replay = await api("POST", `/api/matches/${state.id}/review`);
+    setMode("review");
+    if (state.mode === "play") $("review-seat").value = String(state.person); // (your own decisions first)
+    beginReview(replay);
+  } catch (error) {
+    showMessage(error.message);
+  }
+}
+
+function beginReview(state) {
+  const job = state.review;
+  begin(state);
+  ui.review = { id: state.id, status: job.status, steps: job.steps, decisions: new Map(), job, index: 0, timer: null };
+  $("layout").dataset.review = "true";
+  for (const d of job.decisions) ui.review.decisions.set(d.step, d);
+  $("game").dataset.review = job.status;
+  drawReview();
+  const shown = reviewShown();
+  if (job.steps.length) reviewGo(shown.length ? shown[0] : 0); else showMessage("This match has no decision with a choice to review.");
+  pollReview();
+}
+
+/* Ask for the decisions reviewed since the last poll, until the review is over. */
+async function pollReview() {
+  const review = ui.review;
+  if (!review || review.id !== ui.shown) return;
+  clearTimeout(review.timer);
+  if (!["queued", "running"].includes(review.status)) return;
+  try {
+    const job = await api("GET", `/api/matches/${review.id}/review?since=${review.decisions.size}`);
+    if (ui.review !== review) return; // (another review or none on screen now)
+    if (job.since === review.decisions.size) for (const d of job.decisions) review.decisions.set(d.step, d);
+    Object.assign(review, { status: job.status, job });
+    $("game").dataset.review = job.status;
+    drawReview();
+    const current = review.steps[review.index];
+    if (current && review.decisions.has(current[0])) drawReviewDecision();
+    review.timer = setTimeout(pollReview, 600);
+  } catch (error) {
+    if (ui.review === review) { showMessage(`The review stopped: ${error.message}`); review.status = "failed"; }
+  }
+}
+
+/* The decisions shown: all, or one seat's (the seat filter). */
+function reviewShown() {
+  const review = ui.review;
+  if (!review) return [];
+  const seat = $("review-seat").value;
+  const out = [];
+  review.steps.forEach(([, s], i) => { if (seat === "all" || String(s) === seat) out.push(i); });
+  return out;
+}
+
+function flagged(index) {
+  const d = ui.review.decisions.get(ui.review.steps[index][0]);
+  return d && d.label;
+}
+
+function reviewStep(direction, flaggedOnly) {
+  const review = ui.review;
+  if (!review) return;
+  const shown = reviewShown().filter((i) => (direction > 0 ? i > review.index : i < review.index) && (!flaggedOnly || flagged(i)));
+  if (shown.length) reviewGo(direction > 0 ? shown[0] : shown[shown.length - 1]);
+}
+
+/* The table at decision ``index`` (before its move), as the acting seat saw it (or hands open). */
+async function reviewGo(index) {
+  const review = ui.review;
+  if (!review || index === undefined || !review.steps[index]) return;
+  review.index = index;
+  const [step, seat] = review.steps[index];
+  const query = new URLSearchParams({ step: String(step), seat: String(seat), open: $("review-open").checked ? "1" : "0" });
+  drawReviewDecision();
+  drawReview();
+  try {
+    const state = await api("GET", `/api/matches/${review.id}?${query}`);
+    if (ui.review !== review || review.index !== index) return;
+    receive(state);
+    $("step-label").textContent = `decision ${index + 1} of ${review.steps.length} \u00b7 move ${step + 1}`;
+  } catch (error) {
+    showMessage(error.message);
+  }
+}
+
+function drawReview() {
+  drawReviewSummary();
+  drawReviewFlags();
+  drawReviewGraph();
+  const shown = reviewShown();
+  const slider = $("review-slider");
+  slider.max = String(Math.max(0, shown.length - 1));
+  slider.value = String(Math.max(0, shown.indexOf(ui.review.index)));
+}
+
+function drawReviewSummary() {
+  const review = ui.review;
+  const job = review.job;
+  const names = ui.state ? ui.state.players : ["", "", "", ""];
+  const box = $("review-summary");
+  let status;
+  if (review.status === "queued") status = `Waiting for the server to review (${job.queue_position ?? 0} before this one)\u2026`;
+  else if (review.status === "running") status = `Reviewing\u2026 ${job.done} of ${job.total} decisions (${Math.round(job.seconds)} s)`;
+  else if (review.status === "done") status = `Reviewed ${job.total} decisions in ${Math.round(job.seconds)} s, ${job.worlds} deals of the unseen cards each.`;
+  else if (review.status === "stopped") status = `Stopped after ${job.done} of ${job.total} decisions (the server reviews for ${Math.round(job.budget_seconds)} s at most): review the rest with ${job.command}.`;
+  else status = `The review ${review.status}${job.error ? `: ${job.error}` : ""}.`;
+  const head = el("tr", {}, el("th", {}, "seat"), el("th", { class: "num" }, "accuracy"), el("th", { class: "num", title: "inaccuracies, mistakes, blunders" }, "?! ? ??"),
+    el("th", { class: "num", title: "points a deal its flagged decisions cost" }, "pts/deal"));
+  const rows = job.seats.filter((s) => s.decisions > 0).map((s) => el("tr", {},
+    el("td", {}, `player_${s.seat}`, el("br"), el("small", { class: "bot", title: names[s.seat] }, names[s.seat])),
+    el("td", { class: "num" }, s.accuracy === null ? "" : `${Math.round(100 * s.accuracy)}%`),
+    el("td", { class: "num" }, el("span", { class: "label-inaccuracy" }, String(s.inaccuracy)), " ", el("span", { class: "label-mistake" }, String(s.mistake)), " ",
+      el("span", { class: "label-blunder" }, String(s.blunder))),
+    el("td", { class: "num" }, s.points_lost_a_deal.toFixed(2))));
+  const links = el("div", { class: "links" }, el("a", { href: `/api/matches/${review.id}/log`, download: "" }, "Download the match log"));
+  if (["done", "stopped"].includes(review.status)) links.append(el("a", { href: `/api/matches/${review.id}/review/report`, download: "" }, "Download the report"));
+  const t = job.thresholds;
+  box.replaceChildren(el("p", { id: "review-status" }, status), el("table", { id: "review-seats" }, head, ...rows),
+    el("p", { class: "note" }, `Accuracy: the share of decisions within ${100 * job.accurate_within} point of chance of the best. ` +
+      `?! inaccuracy (${100 * t.inaccuracy} points of chance lost or more), ? mistake (${100 * t.mistake}), ?? blunder (${100 * t.blunder}). ` +
+      `The log is all there is to share: ${job.command} gives these figures again.`), links);
+}
+
+function drawReviewFlags() {
+  const review = ui.review;
+  const names = ui.state ? ui.state.players : ["", "", "", ""];
+  const items = reviewShown().filter(flagged).map((i) => {
+    const [step, seat] = review.steps[i];
+    const d = review.decisions.get(step);
+    const button = el("button", { type: "button", class: `flag label-${d.label}${i === review.index ? " current" : ""}`, dataset: { index: String(i) } },
+      `move ${step + 1} \u00b7 player_${seat}: ${d.text} (best ${d.best_text}) \u2212${pts(d.loss)} ${LABEL_TEXT[d.label]}`);
+    button.title = names[seat];
+    button.addEventListener("click", () => reviewGo(i));
+    return el("li", {}, button);
+  });
+  $("review-flags").replaceChildren(el("h3", {}, `Flagged decisions (${items.length})`),
+    items.length ? el("ol", {}, ...items) : el("p", { class: "note" }, review.status === "done" ? "None." : "None so far."));
+}
+
+function drawReviewDecision() {
+  const review = ui.review;
+  const box = $("review-decision");
+  const [step, seat] = review.steps[review.index] || [];
+  if (step === undefined) { box.replaceChildren(); return; }
+  const d = review.decisions.get(step);
+  const who = `player_${seat} (${ui.state ? ui.state.players[seat] : ""})`;
+  if (!d) { box.replaceChildren(el("p", {}, `Move ${step + 1}: ${who}. Not reviewed yet\u2026`)); return; }
+  const open = $("review-open").checked && d.open;
+  const verdict = d.action === d.best ? "the best" : `best ${d.best_text} ${pct(d.best_value)}, \u2212${pts(d.loss)} points of chance`;
+  const head = el("p", { class: "verdict" }, `Move ${step + 1} \u00b7 deal ${d.deal} \u00b7 ${who} played `, el("b", {}, d.text), ` (${pct(d.value)}): ${verdict}`,
+    d.label ? el("span", { class: `tag label-${d.label}` }, LABEL_TEXT[d.label]) : "");
+  const cols = [el("th", {}, "action"), el("th", { class: "num" }, "chance"), el("th", { class: "num" }, "lost"), el("th", { class: "num", title: "the deal's points, this team's minus the other's" }, "pts")];
+  if (open) cols.push(el("th", { class: "num open" }, "open"), el("th", { class: "num open", title: "hands open: the deal's points" }, "pts"));
+  const rows = [...d.actions].sort((a, b) => b.value - a.value).map((a) => {
+    const bar = el("span", { class: "bar" });
+    bar.style.width = `${Math.max(1, Math.round(48 * a.value))}px`; // (CSSOM: allowed under the page's CSP)
+    const row = el("tr", { class: [a.action === d.action ? "chosen" : "", a.action === d.best ? "best" : ""].join(" ").trim(), dataset: { action: String(a.action) } },
+      el("td", {}, a.text + (a.action === d.action ? " \u2190" : "")), el("td", { class: "num" }, bar, pct(a.value)), el("td", { class: "num" }, pts(a.loss)),
+      el("td", { class: "num" }, (a.points >= 0 ? "+" : "") + a.points.toFixed(2)));
+    if (open) row.append(el("td", { class: "num open" }, pct(a.open_value)), el("td", { class: "num open" }, (a.open_points >= 0 ? "+" : "") + a.open_points.toFixed(0)));
+    return row;
+  });
+  const note = open ? "Hands open (every card known, the real deal played out once by the expert): what each action would have given with the real hands; the labels never use it."
+    : `The chance to win the match after each action, from ${who}'s cards only (${d.worlds} deals of the unseen cards).`;
+  box.replaceChildren(head, el("table", { id: "review-actions" }, el("tr", {}, ...cols), ...rows), el("p", { class: "note" }, note));
+}
+
+function drawReviewGraph() {
+  const review = ui.review;
+  const box = $("review-graph");
+  const steps = ui.state ? Math.max(1, ui.state.steps || 1) : 1;
+  const width = Math.round(box.clientWidth) - 16; // (drawn at the size it is shown: its text stays readable on a phone)
+  const g = width >= 300 ? { ...GRAPH, width, height: Math.round(Math.min(GRAPH.height, 0.55 * width)) } : GRAPH;
+  const x = (step) => g.left + (g.width - g.left - g.right) * step / steps;
+  const y = (chance) => g.top + (g.height - g.top - g.bottom) * (1 - chance);
+  const svg = svgEl("svg", { viewBox: `0 0 ${g.width} ${g.height}`, role: "img", id: "review-svg", "aria-label": "each team's estimated chance to win, move by move" });
+  const starts = review.job.deal_starts;
+  starts.forEach((deal, i) => {
+    const x0 = x(deal.step), x1 = x(i + 1 < starts.length ? starts[i + 1].step : steps);
+    if (i % 2) svg.append(svgEl("rect", { x: x0, y: g.top, width: x1 - x0, height: g.height - g.top - g.bottom, fill: "#f1f3ee" }));
+    svg.append(svgEl("text", { x: (x0 + x1) / 2, y: g.height - 7, "font-size": 11, "text-anchor": "middle", fill: "#666" }, String(deal.deal)));
+  });
+  for (const chance of [0, 0.5, 1]) {
+    svg.append(svgEl("line", { x1: g.left, x2: g.width - g.right, y1: y(chance), y2: y(chance), stroke: "#ccc", "stroke-dasharray": chance === 0.5 ? "4 3" : "none" }));
+    svg.append(svgEl("text", { x: g.left - 5, y: y(chance) + 4, "font-size": 11, "text-anchor": "end", fill: "#555" }, `${100 * chance}%`));
+  }
+  const current = review.steps[review.index];
+  if (current) svg.append(svgEl("line", { x1: x(current[0] + 1), x2: x(current[0] + 1), y1: g.top, y2: g.height - g.bottom, stroke: "#999", "stroke-width": 1.5, id: "review-now" }));
+  const points = review.steps.filter(([step]) => review.decisions.has(step)).map(([step, seat]) => ({ step, seat, d: review.decisions.get(step) }));
+  for (const team of [0, 1]) {
+    const mine = points.filter((p) => p.seat % 2 === team).map((p) => `${x(p.step + 1).toFixed(1)},${y(p.d.value).toFixed(1)}`);
+    const winner = review.job.result.winner;
+    if (review.status === "done" && winner >= 0) mine.push(`${x(steps)},${y(winner === team ? 1 : 0)}`); // (the result)
+    if (mine.length) svg.append(svgEl("polyline", { points: mine.join(" "), fill: "none", stroke: team ? "#c0392b" : "#1f5fa8", "stroke-width": 2, class: `team${team}` }));
+  }
+  for (const p of points) {
+    if (!p.d.label) continue;
+    const dot = svgEl("circle", { cx: x(p.step + 1), cy: y(p.d.value), r: 5, class: `dot label-${p.d.label}` }, svgEl("title", {}, `move ${p.step + 1}: player_${p.seat}, ${p.d.label}`));
+    svg.append(dot);
+  }
+  svg.append(svgEl("text", { x: g.left + 4, y: g.top + 12, "font-size": 12, fill: "#1f5fa8" }, "team 0"), svgEl("text", { x: g.left + 60, y: g.top + 12, "font-size": 12, fill: "#c0392b" }, "team 1"));
+  svg.addEventListener("click", (event) => {
+    const box = svg.getBoundingClientRect();
+    const step = (((event.clientX - box.left) * g.width / box.width) - g.left) / (g.width - g.left - g.right) * steps - 1;
+    const shown = reviewShown();
+    if (!shown.length) return;
+    let best = shown[0];
+    for (const i of shown) if (Math.abs(review.steps[i][0] - step) < Math.abs(review.steps[best][0] - step)) best = i;
+    reviewGo(best);
+  });
+  box.replaceChildren(el("h3", {}, "Each team's chance to win, as its own seats saw it"), svg,
+    el("p", { class: "note" }, "After each decision of a team's seats, the chosen action's chance from that seat's own cards; dots: flagged decisions (click the graph to go there)."));
 }
 
 document.addEventListener("DOMContentLoaded", init);
