@@ -254,7 +254,7 @@ def label_shards(
     progress = progress or Progress(enabled=False)
     context = worker_context()
     counter = context.Value("q", 0)
-    with progress.phase("labelling", "labels", settings.count, done=already):
+    with progress.phase("labelling", "labels", settings.count, done=already, work="labelling"):
         if workers == 1:
             _init_worker(None, counter)
             for task in tasks:
