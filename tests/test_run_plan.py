@@ -136,7 +136,7 @@ def test_a_resumed_runs_plan_leaves_out_what_its_folder_holds(tmp_path: Path) ->
     assert [work.amount for work in plan.stages[2].work[:2]] == [50_000 - 2_400, 50_000]
     assert start_line(config, "runs/default/config.yaml", resumed=True).endswith(
         "PPO to 3,000,000 steps; going on from the warm start, round 1's student and round 2's 2,400 of 100,000 "
-        "labels (the next --resume goes on from them); no PPO checkpoint yet"
+        "labels; no PPO checkpoint yet"
     )
     ppo = plan_run(config, resumed=True, steps=1_048_576, elapsed=lambda: 0.0)
     assert [stage.work for stage in ppo.stages] == [[], [], [], [], [Work("PPO", 3_000_000 - 1_048_576)]]
@@ -150,8 +150,7 @@ def test_what_a_stopped_run_kept_is_read_from_its_folder(tmp_path: Path) -> None
     (config.run_dir / "checkpoints" / "step_0000000000").rmdir()
     stopped_in_round_2(config)
     assert kept(config) == (
-        "the warm start, round 1's student and round 2's 2,400 of 100,000 labels (the next --resume goes on from "
-        "them); no PPO checkpoint yet"
+        "the warm start, round 1's student and round 2's 2,400 of 100,000 labels; no PPO checkpoint yet"
     )
     for round_ in (2, 3):
         ei.student_path(config.run_dir, round_).touch()

@@ -670,9 +670,9 @@ def test_ctrl_c_while_labelling_says_which_labels_it_kept_and_resume_goes_on_fro
     labels = label_set.rows_on_disk(folder, label_set.read_meta(folder), PART_ROWS)
     assert 400 <= labels < 3000, err
     assert err.strip().splitlines()[-1] == (
-        f"[train] interrupted at step 0; kept the starting network and round 1's {labels:,} of 3,000 labels (the next "
-        "--resume goes on from them); no round finished yet, no PPO checkpoint yet. Resume with: python -m train "
-        f"--run-name tiny --output-dir {tmp_path} --resume"
+        f"[train] interrupted at step 0; kept the starting network and round 1's {labels:,} of 3,000 labels; no round "
+        f"finished yet, no PPO checkpoint yet. Resume with: python -m train --run-name tiny --output-dir {tmp_path} "
+        "--resume"
     )
     assert train_main(resume(tmp_path)[:-1]) == 0
     err = capsys.readouterr().err

@@ -10,7 +10,8 @@ its rate, the time it has taken and the time left ("starting" until a rate is kn
 :class:`train.run_plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
 also gives the run's stage and the time left for the whole run::
 
-    [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left; run: 1h02m elapsed, 6m21s left  vs expert 0.51 [0.48, 0.54]
+    [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
+    run: 1h02m elapsed, 6m21s left  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ ordered list of pieces of work, each counted in units of one kind: ``recording``
 each kind's rate from this process's phases of that kind. The time left for the whole run is the
 current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
 evaluations and checkpoints between its updates); a kind this process has not timed yet is named
-rather than guessed::
+rather than guessed (one line, cut here)::
 
-    [train] [stage 2/5: round 1 of 3] labelling: 24,972/150,000 labels (17%)  62.1 labels/s  6m42s elapsed, 33m35s left; run: 9m10s elapsed, 33m35s left + fit, evaluation, PPO (not timed yet)
+    [train] [stage 2/5: round 1 of 3] labelling: 2,709/150,000 labels (2%)  74.6 labels/s  36s elapsed,
+    32m54s left; run: 1m21s elapsed, 1h17m left + fit, evaluation, PPO (not timed yet)
 
 :func:`kept` says what a stopped run's folder holds for ``--resume`` (the last line of a stop).
 """
@@ -162,7 +163,7 @@ def kept(config: TrainConfig) -> str:
         labels = sum(_labels_kept(folder, s) for folder, s in ei.label_sets(config, done + 1))
         if labels:
             total = config.distil_labels[done]
-            pieces.append(f"round {done + 1}'s {labels:,} of {total:,} labels (the next --resume goes on from them)")
+            pieces.append(f"round {done + 1}'s {labels:,} of {total:,} labels")
     if step:
         pieces.append(f"PPO checkpoint {folders[0].name} (step {step:,})")
     text = ", ".join(pieces[:-1]) + (" and " if len(pieces) > 1 else "") + pieces[-1]
