@@ -21,6 +21,7 @@ from agents.search import SearchBot
 from allfours_env.observation import suit_relabelling
 from allfours_env.rules import DEFAULT_RULES
 from train import distil, label_set, labels
+from train.progress import Progress
 
 PRETRAINED = Path(agents.__file__).parent / "pretrained" / "allfours_v1.npz"
 SETTINGS = label_set.LabelSettings(
@@ -87,6 +88,71 @@ def test_a_stopped_run_goes_on_to_the_same_labels_and_workers_change_nothing(mad
     for a, b in zip(shards(made), shards(again), strict=True):
         for name in label_set.COLUMNS:
             np.testing.assert_array_equal(a[name], b[name])
+
+
+class StopAt(Progress):
+    """Silent progress that stops the labelling (a Ctrl-C) once ``at`` labels are done."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(enabled=False)
+        self.at, self.done = at, 0
+
+    def advance(self, done: int) -> None:
+        self.done = done
+        if done >= self.at:
+            raise KeyboardInterrupt
+
+
+def assert_same_labels(folder: Path, other: Path) -> None:
+    for a, b in zip(shards(folder), shards(other), strict=True):
+        for name in label_set.COLUMNS:
+            assert a[name].dtype == b[name].dtype
+            np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_shards_made_in_parts_with_stops_between_are_the_shards_made_whole(made: Path, tmp_path: Path) -> None:
+    whole = tmp_path / "whole"  # each shard labelled in one go, as before parts
+    label_set.write_meta(whole, SETTINGS)
+    for k in range(SETTINGS.shards()):
+        label_set.write_shard(whole, k, labels.label_shard(SETTINGS, k), DEFAULT_RULES)
+    assert_same_labels(made, whole)
+    parts = tmp_path / "parts"  # shards of 12 and 6 rows in parts of 5: stops in the middle of shards
+    for at in (5, 10, 17, 22):
+        with pytest.raises(KeyboardInterrupt):
+            labels.make_labels(SETTINGS, parts, workers=1, progress=StopAt(at), rows=5)
+        assert label_set.rows_on_disk(parts, SETTINGS, 5) == at
+    assert sorted(p.name for p in parts.glob("*part*")) == ["shard_00001.part0.npz", "shard_00001.part1.npz"]
+    labels.make_labels(SETTINGS, parts, workers=2, rows=5)
+    assert_same_labels(made, parts)
+    assert not list(parts.glob("*part*"))  # part files are transient
+
+
+def test_a_stop_loses_at_most_the_part_each_worker_is_making(made: Path, tmp_path: Path) -> None:
+    settings = dataclasses.replace(SETTINGS, count=60, shard_rows=30)
+    folder = tmp_path / "stopped"
+    stop = StopAt(20)
+    with pytest.raises(KeyboardInterrupt):
+        labels.make_labels(settings, folder, workers=2, progress=stop, rows=4)
+    kept = label_set.rows_on_disk(folder, settings, 4)
+    assert stop.done - 2 * 4 <= kept <= stop.done and kept > 0, (stop.done, kept)
+    assert list(folder.glob("*part*")) and not list(folder.glob(".*"))  # parts written, no temporary file left
+    todo = labels.open_label_set(settings, folder, 4)
+    assert sum(len(label_set.part_rows(settings, k, p, 4)) for k, ps in todo.items() for p in ps) == 60 - kept
+
+
+def test_a_damaged_part_is_labelled_again_and_the_shard_is_the_same(made: Path, tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "damaged"
+    with pytest.raises(KeyboardInterrupt):
+        labels.make_labels(SETTINGS, folder, workers=1, progress=StopAt(10), rows=5)
+    part = label_set.read_part(folder, 0, 1, 5, SETTINGS)
+    part["values"] = np.where(part["action_mask"], 2.0, np.nan).astype(np.float32)
+    np.savez(label_set.part_path(folder, 0, 1), **part)
+    label_set.part_path(folder, 0, 0).write_bytes(b"cut short")
+    labels.make_labels(SETTINGS, folder, workers=1, rows=5)
+    err = capsys.readouterr().err
+    assert "shard_00000.part1.npz: row 0: values of legal actions must be chances in 0..1; " in err
+    assert "shard_00000.part1.npz is labelled again" in err and "shard_00000.part0.npz is labelled again" in err
+    assert_same_labels(made, folder)
 
 
 def test_other_settings_in_the_same_folder_are_refused(made: Path, tmp_path: Path) -> None:
@@ -350,7 +416,7 @@ def test_a_full_or_read_only_disk_is_one_line_exit_74_and_the_same_command_goes_
     assert code == 74, err
     line = err.strip()
     assert "\n" not in line and "cannot write " in line and os.strerror(getattr(errno, code_name)) in line, err
-    assert "the finished shards are kept: once the disk has room, the same command goes on" in line
+    assert "the finished shards and parts are kept: once the disk has room, the same command goes on" in line
     names = sorted(p.name for p in folder.iterdir())  # the first shard written, no temporary file
     assert len(names) == 2 and names[0] == "labels.json" and re.fullmatch(r"shard_0000\d.npz", names[1]), names
     monkeypatch.setattr(np, "savez_compressed", real_save)

@@ -104,7 +104,7 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     with monkeypatch.context() as patch:
         patch.setattr(MaskablePPO, "learn", stop_at_once)
         assert train_main([*common, "--run-name", "warm"]) == 130
-    assert "kept checkpoint step_0000000000. Resume with" in capsys.readouterr().err
+    assert "kept the warm start and rounds 1-2's students; no PPO checkpoint yet. Resume with" in capsys.readouterr().err
     student = load_weights(tmp_path / "warm" / "students" / "round-2.npz")  # PPO starts from the last student
     assert all(np.array_equal(STARTS[-1][key], student[key]) for key in student)
     assert train_main([*common, "--run-name", "warm", "--resume"]) == 0
@@ -149,7 +149,7 @@ def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
 def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
     seen = {}
 
-    def fake_train(config, resume, progress, extend):
+    def fake_train(config, resume, progress, extend, source):
         seen["rules"] = config.rules
         return tmp_path / "final.zip"
 

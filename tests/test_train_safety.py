@@ -24,7 +24,9 @@ from eval.run_lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
+from train import label_set  # noqa: E402
 from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
+from train.labels import PART_ROWS  # noqa: E402
 
 TINY = {
     "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
@@ -77,7 +79,7 @@ def test_one_run_per_folder_and_ctrl_c_keeps_a_resumable_checkpoint(tmp_path, ca
     assert time.monotonic() - sent < STOP_SECONDS, err
     assert process.returncode == 130 and "Traceback" not in err, err
     kept = latest_step(run)
-    assert f"kept checkpoint step_{kept:010d}. Resume with: python -m train --run-name tiny" in err
+    assert f"kept PPO checkpoint step_{kept:010d} (step {kept:,}). Resume with: python -m train --run-name tiny" in err
     assert not [p.name for p in run.rglob("*") if ".tmp" in p.name]
     assert not (run / LOCK_FILE).exists()
     # The resumed run says where it starts, extends only when asked, and says so.
@@ -108,8 +110,8 @@ def test_kill_9_after_a_checkpoint_by_time_resumes_from_it_and_takes_over_the_lo
     "wait_for_line, changes",
     [
         (None, {}),  # during start-up
-        ("[train] recording", {"imitate": "rule_based", "imitation_steps": 10**6}),
-        ("[train] PPO", {"checkpoint_every": 256}),
+        ("] recording", {"imitate": "rule_based", "imitation_steps": 10**6}),  # after the stage: "[stage 1/2: ..."
+        ("] PPO", {"checkpoint_every": 256}),
     ],
     ids=["start-up", "warm start", "PPO"],
 )
@@ -129,7 +131,7 @@ def test_sigterm_is_one_line_exit_143_and_leaves_a_resumable_run(tmp_path, wait_
     assert process.returncode == 143 and "Traceback" not in err, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("[train] terminated (SIGTERM)"), err
-    if "kept checkpoint" in last:
+    if "kept PPO checkpoint" in last:
         assert last.endswith(f"Resume with: python -m train --run-name tiny --output-dir {tmp_path} --resume")
         assert train_main(resume(tmp_path, latest_step(tmp_path / "tiny") + 1)) == 0
     else:  # starting again is tested above
@@ -648,11 +650,34 @@ def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tm
     config = tiny_config(tmp_path, **changes)
     process = start(["-m", "train", *args(config, tmp_path)[:-1]])  # with progress lines
     lines = Lines(process)
-    lines.wait_for(f"[train] {phase}", process)
+    lines.wait_for(f"warm start] {phase}", process)
     err = interrupt(process, lines)
     assert process.returncode == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("[train] interrupted at step 0, before the first checkpoint"), err
     assert "Start it again with the same command (without --resume)" in err
+
+
+@linux_only
+def test_ctrl_c_while_labelling_says_which_labels_it_kept_and_resume_goes_on_from_them(tmp_path, capsys):
+    changes = {"distil_labels": [3000], "label_worlds": 4, "label_confirm": 0, "label_workers": 2, "distil_epochs": 1,
+               "distil_eval": {"random": 2}}  # fmt: skip
+    process = start(["-m", "train", *args(tiny_config(tmp_path, **changes), tmp_path)[:-1]])  # with progress lines
+    lines = Lines(process)
+    folder = tmp_path / "tiny" / "labels" / "round-1"
+    wait_for(lambda: list(folder.glob("shard_*.part*.npz")) or process.poll() is not None, 180, "a part of a shard")
+    err = interrupt(process, lines)
+    assert process.returncode == 130 and "Traceback" not in err, err
+    labels = label_set.rows_on_disk(folder, label_set.read_meta(folder), PART_ROWS)
+    assert 400 <= labels < 3000, err
+    assert err.strip().splitlines()[-1] == (
+        f"[train] interrupted at step 0; kept the starting network and round 1's {labels:,} of 3,000 labels; no round "
+        f"finished yet, no PPO checkpoint yet. Resume with: python -m train --run-name tiny --output-dir {tmp_path} "
+        "--resume"
+    )
+    assert train_main(resume(tmp_path)[:-1]) == 0
+    err = capsys.readouterr().err
+    assert f"going on from the starting network and round 1's {labels:,} of 3,000 labels" in err
+    assert f"[train] [stage 1/2: round 1 of 1] labelling: {labels:,}/3,000 labels" in err
 
 
 def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, monkeypatch):

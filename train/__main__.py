@@ -12,11 +12,13 @@ then MaskablePPO self-play from that network; or Ray RLlib's PPO (``--backend rl
 
 The config, the output folder and the run lock are checked before torch is imported, so a bad
 value or a second run of the same folder is refused at once. Ctrl-C at any moment gives one line
-and exit code 130, SIGTERM (a scheduler's stop) the same with 143; if the work was done, it says so
-and exits 0. A file the run cannot write (a full or read-only disk) stops it with one line and exit
-code 74: no temporary file is left, the previous checkpoint stays the latest, and the line says
-how to resume once the disk has room. A progress line comes at least every 10 s in every phase
-(train/progress.py).
+(what the run folder keeps for ``--resume``) and exit code 130, SIGTERM (a scheduler's stop) the
+same with 143; if the work was done, it says so and exits 0. A file the run cannot write (a full
+or read-only disk) stops it with one line and exit code 74: no temporary file is left, the
+previous checkpoint stays the latest, and the line says how to resume once the disk has room. The
+run's first line names its folder and stages; a progress line, with the run's stage and the time
+left for the whole run, comes at least every 10 s in every phase (train/progress.py,
+train/run_plan.py).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _main(argv: list[str]) -> int:
 
     from .checkpoints import ResumeError, WriteFailed, candidates, saved_config_file
     from .cli import add_run_arguments, rule_options
-    from .config import DEFAULT_CONFIG, ConfigError, check_memory, load_config, run_folder
+    from .config import DEFAULT_CONFIG, ConfigError, check_memory, config_name, load_config, run_folder
     from .progress import Progress
     from .run_folder import hold_run
 
@@ -98,7 +100,9 @@ def _main(argv: list[str]) -> int:
                 with progress.phase("starting (loading torch and SB3)"):
                     from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
 
-                final = train_in_held_run(config, args.resume, progress, extend=args.total_steps is not None)
+                final = train_in_held_run(
+                    config, args.resume, progress, extend=args.total_steps is not None, source=config_name(config_file)
+                )
         finally:
             progress.close()
     except (ConfigError, ResumeError, RunInUseError) as err:

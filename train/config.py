@@ -404,6 +404,12 @@ def config_file(spec: str | Path) -> Path:
     return path
 
 
+def config_name(spec: str | Path) -> str:
+    """How a run's first line names its config: a shipped one by its name, another by its path."""
+    path = config_file(spec)
+    return path.stem if path.parent == CONFIG_DIR else str(path)
+
+
 def shipped_configs() -> str:
     """What an error about a config file says is shipped."""
     names = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))

@@ -29,6 +29,7 @@ import itertools
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -276,7 +277,10 @@ def targets(labels: Labels, rows: np.ndarray, loss_kind: str, temperature: float
 def fit(
     actor: Actor, labels: Labels, temperature: float, epochs: int, lr: float, holdout: float, seed: int,
     loss_kind: str = "cross_entropy", deviation_weight: float = 1.0, batch: int = 1024, say=print,
+    on_batch: Callable[[int], None] | None = None,
 ) -> None:  # fmt: skip
+    """Fit ``actor`` to the labels (``holdout`` of the decisions held out, with their relabellings,
+    to report on); ``on_batch(rows)`` after each batch: ``epochs`` times the rows not held out in all."""
     rng = np.random.default_rng(seed)  # (torch's global generator is the caller's: PPO's, in a training run)
     originals = np.flatnonzero(~labels.is_copy)  # the row of each labelled decision, in order
     order = rng.permutation(len(originals))
@@ -312,6 +316,8 @@ def fit(
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
+            if on_batch:
+                on_batch(len(idx))
         text = f"epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f}"
         if n_test:
             text += f", held out: {evaluate(actor, labels, test)}"

@@ -20,8 +20,8 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
 
 PPO then starts from the last student's actor. Everything is kept in the run folder (label sets
 under ``labels/``, :mod:`train.label_set`), so a stopped run resumes where it was: a round whose
-student exists is done, a label set goes on from its finished shards, and the same seeds make the
-same labels and the same fit.
+student exists is done, a label set goes on from its finished shards and parts, and the same
+seeds make the same labels and the same fit.
 """
 
 from __future__ import annotations
@@ -100,6 +100,13 @@ def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettin
     return sets
 
 
+def fit_samples(config: TrainConfig, round_: int) -> int:
+    """The samples round ``round_``'s fit passes over: every label made so far and its
+    relabellings, but the decisions held out, once per epoch."""
+    labels = sum(config.distil_labels[:round_])
+    return config.distil_epochs * (labels - int(labels * HOLDOUT)) * (1 + config.distil_suit_copies)
+
+
 def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes: Callable[[], float]) -> Weights:
     """Run (or finish) every round from the warm start's actor ``start``; the last student's
     weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so far."""
@@ -155,13 +162,16 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
 
 
 def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
-    labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
-    actor = Actor.from_weights(start)
-    copies = f" and {int(labels.is_copy.sum()):,} relabellings" if config.distil_suit_copies else ""
-    with progress.phase(f"round {round_}: fitting the student on {int((~labels.is_copy).sum()):,} labels{copies}"):
+    labelled = sum(config.distil_labels[:round_])
+    copies = f" and {labelled * config.distil_suit_copies:,} relabellings" if config.distil_suit_copies else ""
+    with progress.phase(
+        f"fitting the student on {labelled:,} labels{copies}", "samples", fit_samples(config, round_), work="fit"
+    ):  # (reading the labels counts in the fit's time)
+        labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
+        actor = Actor.from_weights(start)
         fit(
             actor, labels, TEMPERATURE, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
-            seed=config.seed + round_, loss_kind="logits", say=progress.say,
+            seed=config.seed + round_, loss_kind="logits", say=progress.say, on_batch=progress.add,
         )  # fmt: skip
     return actor.weights(config.layout)
 
@@ -175,7 +185,8 @@ def _evaluate(
     rows: list[Row] = []
     writer = SummaryWriter(str(config.run_dir / TB_DIR))
     for opponent, boards in config.distil_eval.items():
-        with progress.phase(f"round {round_}: evaluating the student against {opponent}", "boards", boards):
+        kind = f"evaluation against {opponent}"
+        with progress.phase(f"evaluating the student against {opponent}", "boards", boards, work=kind):
             result = evaluate(
                 str(student), opponent, boards=boards, rules=config.rules,
                 workers=min(workers, boards), on_progress=progress.add,

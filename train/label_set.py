@@ -6,6 +6,9 @@ A label set is a folder::
                        whose play reached the positions, the rules, the seed, the shard size
     shard_00000.npz    SHARD_ROWS decisions each (the last one may hold fewer), numbered from 0
     shard_00001.npz    ...
+    shard_00002.part1.npz   while a shard is being made: each finished part of it (rows
+                       ``part_rows`` x 1 ..., the same columns, uncompressed), written whole;
+                       when its last part is done the shard is written and its parts removed
 
 Every shard is a plain ``.npz`` (read with :func:`agents.npz_file.read_npz`: no pickle) of the
 columns in :data:`COLUMNS`, one row per decision:
@@ -30,13 +33,15 @@ search_seed    uint64 (n,)      the seed the search bot was reset with for this 
 ============== ================ ===========================================================
 
 Any policy input of the project is a function of ``observation`` and ``action_mask``
-(:func:`agents.policy.batch_inputs`), so a label set serves every input layout. A shard is
-written whole (a temporary file renamed into place), so a stopped labelling run keeps its
-finished shards and goes on from them.
+(:func:`agents.policy.batch_inputs`), so a label set serves every input layout. A shard, and
+a part of one, is written whole (a temporary file renamed into place), so a stopped labelling
+run keeps its finished shards and parts and goes on from them. Part files are transient: a
+complete label set holds none, and a part's size is the labelling's choice, not a setting (a
+part file of another size reads as damaged and its rows are labelled again).
 
 A label set may come from someone else, so everything read is checked before use
 (:class:`LabelSetError` naming the file and what is wrong): ``labels.json``'s settings have
-their types and ranges (:class:`LabelSettings`), and every column of a shard its dtype, its
+their types and ranges (:class:`LabelSettings`), and every column of a shard (or part) its dtype, its
 shape and its values: masks of 0/1 with two legal actions or more, values chances in 0..1 on
 the legal actions and NaN elsewhere, both actions legal, and observations the encoder could have
 written under the set's rules (flags 0 or 1, scalars in range, the set's rules block, one phase,
@@ -69,6 +74,7 @@ FORMAT = "allfours-search-labels"
 VERSION = 1
 META_FILE = "labels.json"
 SHARD_FILE = "shard_{:05d}.npz"
+PART_FILE = "shard_{:05d}.part{}.npz"  # shard, part (numbered from 0)
 COLUMNS = {  # name -> (dtype, shape of one row)
     "observation": (np.float32, (OBS_SIZE,)),
     "action_mask": (np.bool_, (N_ACTIONS,)),
@@ -198,12 +204,16 @@ def shard_path(folder: Path, shard: int) -> Path:
 def write_shard(folder: Path, shard: int, columns: dict[str, np.ndarray], rules: Rules) -> None:
     """Write one shard whole: it appears complete under its name, or not at all (an OSError naming
     the shard if the disk refuses it, the temporary file removed)."""
-    rows = len(columns["observation"])
-    check_columns(columns, rows, rules, f"shard {shard}")
-    path = shard_path(folder, shard)
+    check_columns(columns, len(columns["observation"]), rules, f"shard {shard}")
+    _write_npz(shard_path(folder, shard), columns, np.savez_compressed)
+
+
+def _write_npz(path: Path, columns: dict[str, np.ndarray], save: typing.Callable[..., None]) -> None:
+    """``save`` the columns to ``path`` whole (an OSError naming the file if the disk refuses it,
+    the temporary file removed)."""
     try:
         with atomic_path(path) as tmp:
-            np.savez_compressed(tmp, **columns)
+            save(tmp, **columns)
     except OSError as err:
         raise OSError(err.errno, err.strerror or str(err), str(path)) from None
 
@@ -211,13 +221,90 @@ def write_shard(folder: Path, shard: int, columns: dict[str, np.ndarray], rules:
 def read_shard(folder: Path, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
     """Shard ``shard`` of the set of ``settings`` in ``folder``, every column checked; a
     LabelSetError naming the file and what is wrong."""
-    path = shard_path(folder, shard)
+    return _read_columns(shard_path(folder, shard), settings.rows_of(shard), settings)
+
+
+def _read_columns(path: Path, rows: int, settings: LabelSettings) -> dict[str, np.ndarray]:
     try:
         columns = read_npz(path, MAX_SHARD_BYTES)
     except (OSError, ValueError) as err:
         raise LabelSetError(f"{path}: {err}") from None
-    check_columns(columns, settings.rows_of(shard), Rules(**settings.rules), str(path))
+    check_columns(columns, rows, Rules(**settings.rules), str(path))
     return columns
+
+
+def part_path(folder: Path, shard: int, part: int) -> Path:
+    return Path(folder) / PART_FILE.format(shard, part)
+
+
+def part_rows(settings: LabelSettings, shard: int, part: int, rows: int) -> range:
+    """The rows of the shard that its part ``part`` holds, in parts of ``rows`` rows."""
+    return range(part * rows, min((part + 1) * rows, settings.rows_of(shard)))
+
+
+def parts_of(settings: LabelSettings, shard: int, rows: int) -> int:
+    """How many parts of ``rows`` rows the shard is made in."""
+    return -(-settings.rows_of(shard) // rows)
+
+
+def write_part(folder: Path, shard: int, part: int, columns: dict[str, np.ndarray], rules: Rules) -> None:
+    """Write one part of a shard whole (uncompressed: it lives until the shard is written)."""
+    check_columns(columns, len(columns["observation"]), rules, f"shard {shard} part {part}")
+    _write_npz(part_path(folder, shard, part), columns, np.savez)
+
+
+def read_part(folder: Path, shard: int, part: int, rows: int, settings: LabelSettings) -> dict[str, np.ndarray]:
+    """Part ``part`` (of ``rows`` rows each) of the shard, every column checked; a LabelSetError
+    naming the file and what is wrong."""
+    path = part_path(folder, shard, part)
+    return _read_columns(path, len(part_rows(settings, shard, part, rows)), settings)
+
+
+def write_shard_of_parts(
+    folder: Path, shard: int, settings: LabelSettings, rows: int, fresh: dict[int, dict[str, np.ndarray]]
+) -> None:
+    """Write the shard from its parts (``fresh``: those not on disk, by number; the others are
+    read from their files), then remove its part files."""
+    parts = [
+        fresh[p] if p in fresh else read_part(folder, shard, p, rows, settings)
+        for p in range(parts_of(settings, shard, rows))
+    ]
+    columns = {name: np.concatenate([part[name] for part in parts]) for name in COLUMNS}
+    write_shard(folder, shard, columns, Rules(**settings.rules))
+    remove_parts(folder, shard)
+
+
+def remove_parts(folder: Path, shard: int) -> None:
+    for path in Path(folder).glob(PART_FILE.format(shard, "*")):
+        path.unlink(missing_ok=True)
+
+
+def parts_done(folder: Path, shard: int, rows: int, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
+    """The parts (of ``rows`` rows each) of an unfinished shard already written, each read and
+    checked: those intact, and why each damaged one is not."""
+    done, damaged = [], {}
+    for part in range(parts_of(settings, shard, rows)):
+        path = part_path(folder, shard, part)
+        if path.exists() or path.is_symlink():
+            try:
+                read_part(folder, shard, part, rows, settings)
+                done.append(part)
+            except LabelSetError as err:
+                damaged[part] = str(err)
+    return done, damaged
+
+
+def rows_on_disk(folder: Path, settings: LabelSettings, rows: int) -> int:
+    """The labels the folder's shards and parts (of ``rows`` rows each) hold, counted by their
+    files (each written whole; not read)."""
+    total = 0
+    for shard in range(settings.shards()):
+        if shard_path(folder, shard).exists():
+            total += settings.rows_of(shard)
+        else:
+            parts = range(parts_of(settings, shard, rows))
+            total += sum(len(part_rows(settings, shard, p, rows)) for p in parts if part_path(folder, shard, p).exists())
+    return total
 
 
 def shards_done(folder: Path, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:

@@ -14,15 +14,19 @@
    leave the expert's choice), reset with a seed of its own that the row keeps: every legal
    action's searched value is stored, and the action search plays.
 
-Shards are dealt to worker processes (``--workers``, default all cores; the label set does not
-depend on it) and written whole by this process as they finish; a stopped run is continued by
-the same command, which makes only the missing shards, and again any shard found damaged (every
-one there is read and checked first, :mod:`train.label_set`). Progress lines give labels done,
-the rate and the time left.
+A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
+shard's positions and row seeds again (from the shard's seed: cheap next to searching) and
+searches only its rows, so the shard is the same whichever parts are made when. Parts are dealt
+to worker processes (``--workers``, default all cores; the label set does not depend on it) and
+written whole by this process as they finish, and a shard once its last part is done (its part
+files then removed). A stop loses at most the part each worker is making; the same command goes
+on, making only the missing parts and shards, and again any found damaged (every file there is
+read and checked first, :mod:`train.label_set`). Progress lines give labels done, the rate and
+the time left.
 
 Exit codes: 0 done; 2 a bad setting, or an ``--out`` that is not a new, empty or label-set folder
 or cannot be written, found before any labelling; 74 (EX_IOERR) a shard that could not be written
-(a full or read-only disk: one line, no temporary file left, the finished shards kept); 130 on
+(a full or read-only disk: one line, no temporary file left, the finished shards and parts kept); 130 on
 Ctrl-C and 143 on SIGTERM.
 """
 
@@ -58,11 +62,16 @@ from eval.processes import (
 
 from .cli import write_failed
 from .config import MAX_WORKERS, check_range
-from .label_set import LabelSetError, LabelSettings, shard_path, shards_done, write_meta, write_shard
+from .label_set import (
+    LabelSetError, LabelSettings, part_path, part_rows, parts_done, parts_of, remove_parts, shard_path, shards_done,
+    write_meta, write_part, write_shard_of_parts,
+)  # fmt: skip
 from .progress import Progress
 
 DEFAULT_TABLES = 16  # one arena of 16 matches gives about 2,500 decisions with a choice
 SPREAD = 4  # record at least this many decisions with a choice per label drawn
+PART_ROWS = 400  # rows a task labels: about 12 s of a worker in the default run, all a stop can lose of its work
+Todo = dict[int, list[int]]  # shard -> its parts still to label
 
 
 class Recorder:
@@ -134,18 +143,25 @@ def _seats(recorder: Recorder, opponents: str, table: int, rng: np.random.Genera
     return bots
 
 
-def label_shard(settings: LabelSettings, shard: int, on_label=None) -> dict[str, np.ndarray]:
-    """One shard's columns (see :mod:`train.label_set`); ``on_label()`` is called after each label."""
+def label_shard(
+    settings: LabelSettings, shard: int, on_label=None, rows: range | None = None
+) -> dict[str, np.ndarray]:
+    """The columns of the shard's ``rows`` (default: all; see :mod:`train.label_set`);
+    ``on_label()`` is called after each label. The positions and every row's seed come from the
+    shard's seed, whichever rows are searched."""
     rng = np.random.default_rng(np.random.SeedSequence([settings.seed, shard]))
     observations, masks, player_actions = positions(settings, shard, rng)
-    rows = len(player_actions)
+    seeds = rng.integers(2**63, size=len(player_actions), dtype=np.uint64)
+    rows = range(len(player_actions)) if rows is None else rows
+    observations, masks, player_actions, seeds = (
+        a[rows.start : rows.stop] for a in (observations, masks, player_actions, seeds)
+    )
     search = SearchBot(
         worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm
     )
     values = np.full(masks.shape, np.nan, dtype=np.float32)
-    search_actions = np.empty(rows, dtype=np.int16)
-    seeds = rng.integers(2**63, size=rows, dtype=np.uint64)
-    for i in range(rows):
+    search_actions = np.empty(len(rows), dtype=np.int16)
+    for i in range(len(rows)):
         search.reset(int(seeds[i]))
         search_actions[i] = search.act({"observation": observations[i], "action_mask": masks[i].view(np.int8)})
         searched = search.last_search
@@ -173,65 +189,91 @@ def _init_worker(parent: int | None, counter) -> None:
     _counter = counter
 
 
-def _make_shard(settings: LabelSettings, shard: int) -> tuple[int, dict[str, np.ndarray]]:
-    """Shard ``shard``'s columns (in a worker: the parent writes them, so that a worker ended at
-    any moment leaves no file behind)."""
+def _make_part(settings: LabelSettings, shard: int, part: int, rows: int) -> tuple[int, int, dict[str, np.ndarray]]:
+    """Part ``part`` (of ``rows`` rows each) of shard ``shard``: (shard, part, its columns). In a
+    worker: the parent writes them, so that a worker ended at any moment leaves no file behind."""
 
     def tick() -> None:
         if _counter is not None:
             with _counter.get_lock():
                 _counter.value += 1
 
-    return shard, label_shard(settings, shard, tick)
+    return shard, part, label_shard(settings, shard, tick, part_rows(settings, shard, part, rows))
 
 
-def make_labels(settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None) -> None:
-    """Make the label set of ``settings`` in ``folder``, or its missing (or damaged) shards."""
-    label_shards(settings, folder, open_label_set(settings, folder), workers, progress)
+def make_labels(
+    settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None, rows: int = PART_ROWS
+) -> None:
+    """Make the label set of ``settings`` in ``folder``, or its missing (or damaged) parts and
+    shards, in parts of ``rows`` rows."""
+    label_shards(settings, folder, open_label_set(settings, folder, rows), workers, progress, rows)
 
 
-def open_label_set(settings: LabelSettings, folder: Path) -> list[int]:
+def open_label_set(settings: LabelSettings, folder: Path, rows: int = PART_ROWS) -> Todo:
     """Make ``folder`` a label set of ``settings`` (or check that it is one) and read every shard
-    there: the shards still to make, those damaged among them (said on stderr) included. A
-    LabelSetError or an OSError if the folder is not a label set's or cannot be written."""
+    and part there: the parts (of ``rows`` rows) still to make, shard by shard, those damaged
+    among them (said on stderr) included. A LabelSetError or an OSError if the folder is not a
+    label set's or cannot be written."""
     folder = Path(folder)
     write_meta(folder, settings)
     done, damaged = shards_done(folder, settings)
     for shard, problem in damaged.items():
         print(f"[labels] {problem}; {shard_path(folder, shard).name} is labelled again", file=sys.stderr)
-    return [k for k in range(settings.shards()) if k not in done]
+    todo: Todo = {}
+    for shard in range(settings.shards()):
+        if shard in done:
+            remove_parts(folder, shard)  # a stop came between writing the shard and removing its parts
+            continue
+        kept, broken = parts_done(folder, shard, rows, settings)
+        for part, problem in broken.items():
+            print(f"[labels] {problem}; {part_path(folder, shard, part).name} is labelled again", file=sys.stderr)
+        todo[shard] = [p for p in range(parts_of(settings, shard, rows)) if p not in kept]
+    return todo
 
 
 def label_shards(
-    settings: LabelSettings, folder: Path, todo: list[int], workers: int, progress: Progress | None = None
-) -> None:
-    """Make shards ``todo`` of the label set of ``settings`` in ``folder`` (:func:`open_label_set`)."""
+    settings: LabelSettings, folder: Path, todo: Todo, workers: int, progress: Progress | None = None,
+    rows: int = PART_ROWS,
+) -> None:  # fmt: skip
+    """Make parts ``todo`` (of ``rows`` rows each) of the label set of ``settings`` in ``folder``
+    (:func:`open_label_set`), and each shard once its parts are all done."""
     folder = Path(folder)
-    rules = Rules(**settings.rules)
-    already = settings.count - sum(settings.rows_of(k) for k in todo)
+    tasks = [(shard, part) for shard, parts in todo.items() for part in parts]
+    already = settings.count - sum(len(part_rows(settings, *task, rows)) for task in tasks)
+    missing = {shard: set(parts) for shard, parts in todo.items()}
+    for shard in [shard for shard, parts in missing.items() if not parts]:  # every part was on disk
+        write_shard_of_parts(folder, shard, settings, rows, {})
+
+    def keep(shard: int, part: int, columns: dict[str, np.ndarray]) -> None:
+        missing[shard].discard(part)
+        if missing[shard]:
+            write_part(folder, shard, part, columns, Rules(**settings.rules))
+        else:
+            write_shard_of_parts(folder, shard, settings, rows, {part: columns})
+
     progress = progress or Progress(enabled=False)
     context = worker_context()
     counter = context.Value("q", 0)
-    with progress.phase("labelling", "labels", settings.count, done=already):
+    with progress.phase("labelling", "labels", settings.count, done=already, work="labelling"):
         if workers == 1:
             _init_worker(None, counter)
-            for k in todo:
-                write_shard(folder, *_make_shard(settings, k), rules)
+            for task in tasks:
+                keep(*_make_part(settings, *task, rows))
                 progress.advance(already + counter.value)
             return
         with ProcessPoolExecutor(
-            max_workers=max(1, min(workers, len(todo))), mp_context=context,
+            max_workers=max(1, min(workers, len(tasks))), mp_context=context,
             initializer=_init_worker, initargs=(os.getpid(), counter),
         ) as pool:  # fmt: skip
             try:
                 with stops_held():  # the workers fork at the first submit
-                    pending: set[Future] = {pool.submit(_make_shard, settings, k) for k in todo}
+                    pending: set[Future] = {pool.submit(_make_part, settings, *task, rows) for task in tasks}
                 while pending:
                     finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        write_shard(folder, *future.result(), rules)
+                        keep(*future.result())
                     progress.advance(already + counter.value)
-            except BaseException:  # a stop, a failed shard or write: end now, not after the running shards
+            except BaseException:  # a stop, a failed part or write: end now, not after the running parts
                 end_workers(pool)
                 raise
 
@@ -274,19 +316,20 @@ def main(argv: list[str] | None = None) -> int:
         label_shards(settings, args.out, todo, args.workers, progress)
         progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
         return 0
-    except OSError as err:  # a shard the disk refused: the finished ones are whole
-        print(f"python -m train.labels: {write_failed(err)}; the finished shards are kept: once the disk has room, "
-              "the same command goes on", file=sys.stderr)  # fmt: skip
+    except OSError as err:  # a shard or part the disk refused: the finished ones are whole
+        print(f"python -m train.labels: {write_failed(err)}; the finished shards and parts are kept: once the disk "
+              "has room, the same command goes on", file=sys.stderr)  # fmt: skip
         return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
         if stop is None:
             raise
-        print(f"\n{stop_name(stop)}: stopped; the finished shards are kept, the same command goes on", file=sys.stderr)
+        print(f"\n{stop_name(stop)}: stopped; the finished shards and parts are kept, the same command goes on",
+              file=sys.stderr)  # fmt: skip
         return exit_code(stop)
 
 
-def _open_out(settings: LabelSettings, out: Path) -> list[int]:
+def _open_out(settings: LabelSettings, out: Path) -> Todo:
     """:func:`open_label_set` for ``--out``; a folder that cannot be made or written is a LabelSetError."""
     try:
         return open_label_set(settings, out)

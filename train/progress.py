@@ -6,9 +6,12 @@ takes over again after it); :meth:`Progress.advance` reports how far it is. A li
 a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
 background thread prints the current phase's state when the code is busy and says nothing itself
 (a first run compiling the engine, a long evaluation). Every line names the phase, how far it is,
-its rate, the time it has taken and the time left ("starting" until a rate is known)::
+its rate, the time it has taken and the time left ("starting" until a rate is known); with a
+:class:`train.run_plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
+also gives the run's stage and the time left for the whole run::
 
-    [train] PPO: 1,048,576/7,000,000 steps (15%)  5,120 steps/s  3m25s elapsed, 19m22s left  vs expert 0.51 [0.48, 0.54]
+    [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
+    run: 1h02m elapsed, 6m21s left  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
 """
 
 from __future__ import annotations
@@ -18,13 +21,28 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
 
 from eval.progress import rate_text
 
+if TYPE_CHECKING:
+    from .run_plan import RunPlan
+
 PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
 TICK_SECONDS = 0.25  # how often the background thread looks
+
+
+@dataclass
+class Measured:
+    """An open phase as the run plan reads it: its kind of work, units done and in all, and
+    those done and the seconds passed since it opened."""
+
+    kind: str
+    done: int
+    total: int
+    units: int
+    seconds: float
 
 
 @dataclass
@@ -34,12 +52,16 @@ class _Phase:
     total: int
     done: int
     note: Callable[[], str] | None
-    started: float = field(default_factory=time.monotonic)
+    work: str = ""  # the run plan's kind of work it does ("": none of its own)
+    started: float = 0.0
     first: int = 0  # done when the phase opened: the rate counts from there
 
-    def line(self, now: float) -> str:
+    def measured(self, now: float) -> Measured:
+        return Measured(self.work, self.done, self.total, self.done - self.first, now - self.started)
+
+    def line(self, now: float, plan: RunPlan | None, open_phases: list[_Phase]) -> str:
         elapsed = now - self.started
-        text = f"[train] {self.what}"
+        text = f"[train] {plan.where(self.what) if plan else ''}{self.what}"
         if self.total:
             rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
             speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
@@ -50,6 +72,8 @@ class _Phase:
             )
         else:
             text += f": {duration(elapsed)} elapsed"
+        if plan:
+            text += "; " + plan.left([phase.measured(now) for phase in open_phases if phase.work])
         if self.note:
             text += self.note()
         return text
@@ -62,6 +86,7 @@ class Progress:
         self.enabled = enabled
         self.stream = stream
         self._phases: list[_Phase] = []
+        self.plan: RunPlan | None = None  # the run's stages, once known: stage and time left in every line
         self._last_line = time.monotonic()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -70,21 +95,26 @@ class Progress:
     @contextmanager
     def phase(
         self, what: str, unit: str = "", total: int = 0, done: int = 0, note: Callable[[], str] | None = None,
-        quiet: bool = False,
+        quiet: bool = False, work: str = "",
     ) -> Iterator[None]:
         """A phase of ``total`` ``unit`` (0: not counted), ``done`` of them already; ``note()``
         adds to each of its lines. Its first line is printed at once and its last when it is
-        complete, unless ``quiet`` (a short part of a larger phase: lines only if it lasts)."""
-        self._phases.append(_Phase(what, unit, total, done, note, first=done))
+        complete, unless ``quiet`` (a short part of a larger phase: lines only if it lasts).
+        ``work``: the run plan's kind of work it does (its units and time measure that kind's rate)."""
+        self._phases.append(_Phase(what, unit, total, done, note, work, started=time.monotonic(), first=done))
+        if self.plan and work:
+            self.plan.opened(work)
         self._start_thread()
         if not quiet:
             self._print()
         try:
             yield
         finally:
+            if not quiet and self._phases[-1].total and self._phases[-1].done >= self._phases[-1].total:
+                self._print()
             phase = self._phases.pop()
-            if phase.total and phase.done >= phase.total and not quiet:
-                self._print(phase)
+            if self.plan and work:
+                self.plan.closed(work, phase.done - phase.first, time.monotonic() - phase.started)
 
     def advance(self, done: int) -> None:
         """The current phase has done ``done`` (a line if PROGRESS_SECONDS have passed)."""
@@ -111,11 +141,10 @@ class Progress:
         """Print the current phase's line now."""
         self._print()
 
-    def _print(self, phase: _Phase | None = None) -> None:
+    def _print(self) -> None:
         phases = list(self._phases)  # the watching thread reads while the main thread opens and closes phases
-        phase = phase or (phases[-1] if phases else None)
-        if phase is not None:
-            self._write(phase.line(time.monotonic()))
+        if phases:
+            self._write(phases[-1].line(time.monotonic(), self.plan, phases))
 
     def _write(self, line: str) -> None:
         with self._lock:

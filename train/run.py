@@ -21,9 +21,11 @@
 5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw
    the learning curve (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
-Ctrl-C stops training at once: checkpoint and final writes finish first, and one line says which
-checkpoint was kept and how to resume (or, when the final files were being written, that the run
-finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
+The run's first line names its folder, config and stages, and every progress line its stage and
+the time left for the whole run (:mod:`train.run_plan`). Ctrl-C stops training at once:
+checkpoint and final writes finish first, and one line says what the run folder keeps for
+``--resume`` (the checkpoint, the rounds' students, the labels of the round under way) and how
+to resume (or, when the final files were being written, that the run finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
 :class:`train.checkpoints.WriteFailed` (exit code 74): the previous checkpoint stays the latest.
 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
@@ -56,7 +58,7 @@ from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_
 from eval import evaluate
 from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
-from . import curve, expert_iteration, imitation
+from . import curve, expert_iteration, imitation, run_plan
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
@@ -342,9 +344,9 @@ def _evaluation_row(name: str, row: Any, step: int, config: TrainConfig) -> None
 def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> None:
     """Behaviour cloning of ``config.imitate`` (see train/imitation.py), logged as ``imitation/*``."""
     start = time.monotonic()
-    with progress.phase(f"recording {config.imitate}", "decisions", config.imitation_steps):
+    with progress.phase(f"recording {config.imitate}", "decisions", config.imitation_steps, work="recording"):
         data = imitation.record(config, seed=config.seed, report=lambda done, total: progress.advance(done))
-    with progress.phase("imitation fit", "samples", config.imitation_epochs * len(data.actions)):
+    with progress.phase("imitation fit", "samples", config.imitation_epochs * len(data.actions), work="imitation fit"):
         metrics = imitation.fit(model.policy, data, config, seed=config.seed, report=lambda done, total: progress.advance(done))
     writer = SummaryWriter(str(config.run_dir / "imitation"))
     for key, value in metrics.items():
@@ -517,8 +519,9 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
         lines.close()
 
 
-def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, extend: bool) -> Path:
-    """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`)."""
+def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, extend: bool, source: str = "") -> Path:
+    """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`);
+    ``source``: the config file, for the run's first line."""
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
     run_dir = config.run_dir
     model: MaskablePPO | None = None
@@ -530,6 +533,8 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 env = make_vec_env(config)
                 trainer = Trainer(config, env, progress)
                 model = new_model(config, env)
+        progress.say(run_plan.start_line(config, source, resume))
+        progress.plan = run_plan.plan_run(config, resume, model.num_timesteps, lambda: 60 * trainer.minutes())
         if not resume:
             if config.imitate:
                 warm_start(model, config, progress)
@@ -549,7 +554,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 shutil.rmtree(stale)
         remaining = config.total_steps - model.num_timesteps  # (steps trained on: train/overlap.py)
         if remaining > 0:
-            with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note):
+            with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note, work="PPO"):
                 model.learn(
                     total_timesteps=remaining, callback=trainer, reset_num_timesteps=learning_starts, tb_log_name=TB_NAME
                 )
@@ -602,12 +607,12 @@ def _write_failed_message(config: TrainConfig, error: WriteFailed | OSError) -> 
 
 
 def _interrupted_message(config: TrainConfig, model: MaskablePPO | None, stop: KeyboardInterrupt) -> str:
+    """The last line of a stopped run: what its folder holds for --resume (:func:`train.run_plan.kept`)."""
     step = model.num_timesteps if model is not None else 0
-    kept = candidates(config.run_dir)
     what = f"[train] {stop_name(stop)} at step {step:,}"
-    if not kept:
+    if not candidates(config.run_dir):
         return (
             f"{what}, before the first checkpoint: nothing to resume. Start it again with the same command "
             "(without --resume): the start's files are then removed first"
         )
-    return f"{what}; kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume')}"
+    return f"{what}; kept {run_plan.kept(config)}. Resume with: {command(config, '--resume')}"

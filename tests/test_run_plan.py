@@ -1,0 +1,158 @@
+"""The run's plan (train.run_plan): the first line, the stage and whole-run time left in every
+progress line, and what a stopped run kept."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from train import expert_iteration as ei
+from train import label_set
+from train import progress as progress_module
+from train.config import DEFAULT_CONFIG, TrainConfig, load_config
+from train.progress import Progress
+from train.run_plan import RunPlan, Stage, Work, kept, plan_run, start_line
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(time, "monotonic", fake)
+    monkeypatch.setattr(progress_module, "PROGRESS_SECONDS", 1e9)  # lines only when the test asks
+    return fake
+
+
+def lines(out: io.StringIO) -> list[str]:
+    text = out.getvalue().splitlines()
+    out.seek(0)
+    out.truncate()
+    return text
+
+
+def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measured(clock: Clock) -> None:
+    plan = RunPlan(
+        [
+            Stage("warm start", []),  # done before this process (a resumed run)
+            Stage("round 1 of 1", [Work("labelling", 800), Work("fit", 500), Work("evaluation against expert", 40)]),
+            Stage("PPO", [Work("PPO", 10_000)]),
+        ],
+        elapsed=lambda: clock.now - 1000 + 600,  # the run had taken 10 minutes before
+    )  # fmt: skip
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("labelling", "labels", 1000, done=200, work="labelling"):  # 200 kept from before
+        assert lines(out) == [
+            "[train] [stage 2/3: round 1 of 1] labelling: 200/1,000 labels (20%)  0s elapsed, starting; "
+            "run: 10m00s elapsed, left: labelling, fit, evaluation, PPO (not timed yet)"
+        ]
+        clock.now += 10
+        progress.advance(300)
+        progress.show()
+        assert lines(out) == [
+            "[train] [stage 2/3: round 1 of 1] labelling: 300/1,000 labels (30%)  10.0 labels/s  10s elapsed, "
+            "1m10s left; run: 10m10s elapsed, 1m10s left + fit, evaluation, PPO (not timed yet)"
+        ]
+        clock.now += 70
+        progress.advance(1000)
+    assert lines(out)[-1].endswith("run: 11m20s elapsed, left: fit, evaluation, PPO (not timed yet)")
+    with progress.phase("fitting the student", "samples", 500, work="fit"):
+        clock.now += 5
+        progress.advance(250)
+        progress.show()
+        assert lines(out)[-1].endswith("run: 11m25s elapsed, 5s left + evaluation, PPO (not timed yet)")
+        clock.now += 5
+        progress.advance(500)
+    with progress.phase("evaluating the student against expert", "boards", 40, work="evaluation against expert"):
+        clock.now += 20
+        progress.advance(40)
+    with progress.phase("PPO", "steps", 10_000, work="PPO"):
+        assert lines(out)[-1] == (
+            "[train] [stage 3/3] PPO: 0/10,000 steps (0%)  0s elapsed, starting; run: 11m50s elapsed, left: PPO "
+            "(not timed yet)"
+        )
+        with progress.phase("evaluating at step 0", "boards", 10, quiet=True):  # within PPO's rate, not a stage
+            clock.now += 10
+            progress.advance(10)
+        clock.now += 10
+        progress.advance(1000)
+        progress.show()
+        assert lines(out)[-1] == (
+            "[train] [stage 3/3] PPO: 1,000/10,000 steps (10%)  50.0 steps/s  20s elapsed, 3m00s left; "
+            "run: 12m10s elapsed, 3m00s left"
+        )
+    progress.close()
+
+
+def default(tmp_path: Path) -> TrainConfig:
+    return load_config(DEFAULT_CONFIG, output_dir=str(tmp_path))
+
+
+def test_a_new_runs_plan_and_first_line(tmp_path: Path) -> None:
+    config = default(tmp_path)
+    assert start_line(config, "configs/default.yaml", resumed=False) == (
+        f"run {tmp_path}/default (config configs/default.yaml): warm start (expert, 200,000 decisions), "
+        "3 rounds of expert iteration (150,000 + 100,000 + 100,000 labels), PPO to 3,000,000 steps"
+    )
+    plan = plan_run(config, resumed=False, steps=0, elapsed=lambda: 0.0)
+    assert [stage.name for stage in plan.stages] == ["warm start", "round 1 of 3", "round 2 of 3", "round 3 of 3", "PPO"]
+    assert plan.stages[2].work == [
+        Work("labelling", 50_000), Work("labelling", 50_000), Work("fit", 16 * (250_000 - 12_500) * 6),
+        Work("evaluation against expert", 400), Work("evaluation against search", 100),
+    ]  # fmt: skip
+    assert plan.stages[0].work == [Work("recording", 200_000), Work("imitation fit", 600_000)]
+
+
+def stopped_in_round_2(config: TrainConfig) -> None:
+    """A run folder stopped while round 2 labelled: the warm start's checkpoint, round 1 done and
+    scored, 2,000 + 400 labels of round 2's first set on disk (a shard and a part)."""
+    (config.run_dir / "checkpoints" / "step_0000000000").mkdir(parents=True)
+    ei.student_path(config.run_dir, 1).parent.mkdir()
+    ei.student_path(config.run_dir, 1).touch()
+    rows = [(1, 9.0, 150_000, bot, 0.5, 0.4, 0.6) for bot in config.distil_eval]
+    ei.curve.write_csv(config.run_dir / ei.ROUNDS_CSV, ei.COLUMNS, rows)
+    folder, settings = ei.label_sets(config, 2)[0]
+    label_set.write_meta(folder, settings)
+    label_set.shard_path(folder, 0).touch()
+    label_set.part_path(folder, 1, 0).touch()
+
+
+def test_a_resumed_runs_plan_leaves_out_what_its_folder_holds(tmp_path: Path) -> None:
+    config = default(tmp_path)
+    stopped_in_round_2(config)
+    plan = plan_run(config, resumed=True, steps=0, elapsed=lambda: 0.0)
+    assert [stage.work for stage in plan.stages[:2]] == [[], []]
+    assert [work.amount for work in plan.stages[2].work[:2]] == [50_000 - 2_400, 50_000]
+    assert start_line(config, "runs/default/config.yaml", resumed=True).endswith(
+        "PPO to 3,000,000 steps; going on from the warm start, round 1's student and round 2's 2,400 of 100,000 "
+        "labels; no PPO checkpoint yet"
+    )
+    ppo = plan_run(config, resumed=True, steps=1_048_576, elapsed=lambda: 0.0)
+    assert [stage.work for stage in ppo.stages] == [[], [], [], [], [Work("PPO", 3_000_000 - 1_048_576)]]
+
+
+def test_what_a_stopped_run_kept_is_read_from_its_folder(tmp_path: Path) -> None:
+    config = default(tmp_path)
+    assert kept(config) == "nothing"
+    (config.run_dir / "checkpoints" / "step_0000000000").mkdir(parents=True)
+    assert kept(config) == "the warm start; no round finished yet, no PPO checkpoint yet"
+    (config.run_dir / "checkpoints" / "step_0000000000").rmdir()
+    stopped_in_round_2(config)
+    assert kept(config) == (
+        "the warm start, round 1's student and round 2's 2,400 of 100,000 labels; no PPO checkpoint yet"
+    )
+    for round_ in (2, 3):
+        ei.student_path(config.run_dir, round_).touch()
+    (config.run_dir / "checkpoints" / "step_0001048576").mkdir()
+    assert kept(config) == "rounds 1-3's students and PPO checkpoint step_0001048576 (step 1,048,576)"

@@ -1,0 +1,171 @@
+"""Where a training run is and how long the rest takes; what a stopped run kept.
+
+A run is a list of stages: the warm start, each round of expert iteration, PPO. Each stage is an
+ordered list of pieces of work, each counted in units of one kind: ``recording`` (decisions),
+``imitation fit`` (samples), ``labelling`` (labels), ``fit`` (samples), ``evaluation against
+<bot>`` (boards), ``PPO`` (steps). A resumed run's plan leaves out what its folder already holds
+(:func:`plan_run`). The progress phases the code opens name their kind
+(:meth:`train.progress.Progress.phase`'s ``work``): the plan follows them in order, and measures
+each kind's rate from this process's phases of that kind. The time left for the whole run is the
+current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
+evaluations and checkpoints between its updates); a kind this process has not timed yet is named
+rather than guessed (one line, cut here)::
+
+    [train] [stage 2/5: round 1 of 3] labelling: 2,709/150,000 labels (2%)  74.6 labels/s  36s elapsed,
+    32m54s left; run: 1m21s elapsed, 1h17m left + fit, evaluation, PPO (not timed yet)
+
+:func:`kept` says what a stopped run's folder holds for ``--resume`` (the last line of a stop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import expert_iteration as ei
+from .checkpoints import candidates, checkpoint_step
+from .config import TrainConfig
+from .label_set import LabelSettings, rows_on_disk
+from .labels import PART_ROWS
+from .progress import Measured, duration
+
+
+@dataclass
+class Work:
+    kind: str  # what its rate is measured in
+    amount: int  # units left to do when the plan was made
+
+
+@dataclass
+class Stage:
+    name: str
+    work: list[Work]  # in the order the run does them; none: done before this process
+
+
+@dataclass
+class RunPlan:
+    stages: list[Stage]
+    elapsed: Callable[[], float]  # the run's seconds so far
+    _at: int = -1  # the piece running (or last run), in the order of all pieces
+    _timed: dict[str, list[float]] = field(default_factory=dict)  # kind -> [units, seconds] of closed phases
+
+    def __post_init__(self) -> None:
+        self._pieces = [(index, work) for index, stage in enumerate(self.stages) for work in stage.work]
+
+    def opened(self, kind: str) -> None:
+        """A phase of ``kind`` opened: the next piece of that kind is running."""
+        for at in range(max(self._at, 0), len(self._pieces)):
+            if self._pieces[at][1].kind == kind:
+                self._at = at
+                return
+
+    def closed(self, kind: str, units: int, seconds: float) -> None:
+        timed = self._timed.setdefault(kind, [0.0, 0.0])
+        timed[0] += units
+        timed[1] += seconds
+
+    def where(self, what: str) -> str:
+        """The stage of the running piece, for a line about ``what`` (its name unless ``what`` starts with it)."""
+        if self._at < 0:
+            return ""
+        index = self._pieces[self._at][0]
+        name = self.stages[index].name
+        return f"[stage {index + 1}/{len(self.stages)}{'' if what.startswith(name) else ': ' + name}] "
+
+    def left(self, open_phases: list[Measured]) -> str:
+        """The run's time so far and left: the running piece's rest, then every later piece."""
+        current = {phase.kind: phase for phase in open_phases}
+        seconds, untimed = 0.0, []
+        for at, (_, work) in enumerate(self._pieces):
+            if at < self._at:
+                continue
+            phase = current.get(work.kind) if at == self._at else None
+            rest = phase.total - phase.done if phase else work.amount
+            rate = self._rate(work.kind, current.get(work.kind))
+            if rest <= 0:
+                continue
+            if rate > 0:
+                seconds += rest / rate
+            elif (word := work.kind.split(" against ")[0]) not in untimed:
+                untimed.append(word)
+        text = f"run: {duration(self.elapsed())} elapsed, "
+        if not untimed:
+            return text + f"{duration(seconds)} left"
+        known = f"{duration(seconds)} left + " if seconds else "left: "
+        return text + f"{known}{', '.join(untimed)} (not timed yet)"
+
+    def _rate(self, kind: str, phase: Measured | None) -> float:
+        units, seconds = self._timed.get(kind, (0.0, 0.0))
+        if phase:
+            units, seconds = units + phase.units, seconds + phase.seconds
+        return units / seconds if units > 0 and seconds > 0 else 0.0
+
+
+def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[], float]) -> RunPlan:
+    """The plan of the run from where its folder is: ``resumed`` (the warm start done), at PPO
+    step ``steps`` (past 0: every round done); ``elapsed()``: the run's seconds so far."""
+    stages = []
+    if config.imitate:
+        samples = config.imitation_epochs * config.imitation_steps
+        work = [Work("recording", config.imitation_steps), Work("imitation fit", samples)]
+        stages.append(Stage("warm start", [] if resumed else work))
+    rounds = len(config.distil_labels)
+    for round_ in range(1, rounds + 1):
+        stages.append(Stage(f"round {round_} of {rounds}", [] if steps else _round_work(config, round_)))
+    stages.append(Stage("PPO", [Work("PPO", max(config.total_steps - steps, 0))]))
+    return RunPlan(stages, elapsed)
+
+
+def _round_work(config: TrainConfig, round_: int) -> list[Work]:
+    """What round ``round_`` has left to do, from the run folder (expert_iteration.run_rounds)."""
+    evaluations = [Work(f"evaluation against {bot}", boards) for bot, boards in config.distil_eval.items()]
+    if {row[3] for row in ei.read_rounds(config.run_dir) if row[0] == round_} == set(config.distil_eval):
+        evaluations = []
+    if ei.student_path(config.run_dir, round_).exists():
+        return evaluations
+    sets = ei.label_sets(config, round_)
+    labelling = [Work("labelling", settings.count - _labels_kept(folder, settings)) for folder, settings in sets]
+    return [*labelling, Work("fit", ei.fit_samples(config, round_)), *evaluations]
+
+
+def _labels_kept(folder: Path, settings: LabelSettings) -> int:
+    return rows_on_disk(folder, settings, PART_ROWS) if folder.is_dir() else 0
+
+
+def start_line(config: TrainConfig, source: str, resumed: bool) -> str:
+    """The line that opens a run: its folder, config and stages (and, resumed, what it goes on from)."""
+    stages = []
+    if config.imitate:
+        stages.append(f"warm start ({config.imitate}, {config.imitation_steps:,} decisions)")
+    if config.distil_labels:
+        counts = " + ".join(f"{count:,}" for count in config.distil_labels)
+        rounds = len(config.distil_labels)
+        stages.append(f"{rounds} round{'s' * (rounds > 1)} of expert iteration ({counts} labels)")
+    stages.append(f"PPO to {config.total_steps:,} steps")
+    text = f"run {config.run_dir}{f' (config {source})' if source else ''}: {', '.join(stages)}"
+    return text + (f"; going on from {kept(config)}" if resumed else "")
+
+
+def kept(config: TrainConfig) -> str:
+    """What the run folder holds for ``--resume``: its newest checkpoint, the rounds finished,
+    the labels of the round under way ("nothing" without a checkpoint: the run starts again)."""
+    folders = candidates(config.run_dir)
+    if not folders:
+        return "nothing"
+    step = checkpoint_step(folders[0])
+    rounds = len(config.distil_labels)
+    done = next((k - 1 for k in range(1, rounds + 1) if not ei.student_path(config.run_dir, k).exists()), rounds)
+    pieces = [] if step else ["the warm start" if config.imitate else "the starting network"]
+    if done:
+        pieces.append("round 1's student" if done == 1 else f"rounds 1-{done}'s students")
+    if not step and done < rounds:
+        labels = sum(_labels_kept(folder, s) for folder, s in ei.label_sets(config, done + 1))
+        if labels:
+            total = config.distil_labels[done]
+            pieces.append(f"round {done + 1}'s {labels:,} of {total:,} labels")
+    if step:
+        pieces.append(f"PPO checkpoint {folders[0].name} (step {step:,})")
+    text = ", ".join(pieces[:-1]) + (" and " if len(pieces) > 1 else "") + pieces[-1]
+    missing = ["no round finished yet"] * (rounds > 0 and not done) + ["no PPO checkpoint yet"] * (not step)
+    return text + (f"; {', '.join(missing)}" if missing else "")
