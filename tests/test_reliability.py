@@ -19,13 +19,29 @@ STARTUP_SECONDS = 90  # generous: the CI machine is shared
 STOP_SECONDS = 5
 
 
+STARTED: list[subprocess.Popen] = []  # every command start() ran; the fixture below ends what is left
+
+
 def start(args: list[str]) -> subprocess.Popen:
     """``python -m ...`` in its own session (so that a Ctrl-C can reach its whole group), no OMP_NUM_THREADS."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def no_command_outlives_its_test():
+    """A test that fails before it stops its command (a line never came) leaves no process running."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def children(pid: int) -> set[int]:

@@ -22,6 +22,7 @@ pytest.importorskip("sb3_contrib")
 
 from eval.run_lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
+from tests.test_reliability import no_command_outlives_its_test  # noqa: E402, F401  (autouse here too)
 from train.__main__ import main as train_main  # noqa: E402
 from train.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
 from train import label_set  # noqa: E402
