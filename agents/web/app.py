@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from allfours_env.cards import N_SEATS
 from allfours_env.rules import _BOOLS, _CHOICES, _FIRST_DEALER_NAMES, DEFAULT_RULES, MAX_POINTS, RULE_KEYS, Rules
 
-from ..match_log import MAX_SEED, MatchLogError, loads
+from ..match_log import MAX_SEED, MatchLog, MatchLogError, loads
 from .players import BotChoices
 from .reviews import REVIEW_SECONDS, REVIEW_WORLDS, ReviewJob, ReviewQueue
 from .sessions import (
@@ -272,13 +272,16 @@ def create_app(
         store.add(replay)
         return replay.state(step=0)
 
-    async def upload(request: Request) -> Response:
+    async def read_log(request: Request) -> MatchLog:
+        """The match log a request uploads, checked by replaying it (a 400 if it does not replay)."""
         body = await read_body(request, MAX_UPLOAD_BYTES)
         try:
-            match_log = await run_in_threadpool(loads, body, MAX_STEPS)
+            return await run_in_threadpool(loads, body, MAX_STEPS)
         except MatchLogError as error:
             raise Refused(400, f"this match log does not replay: {error}") from None
-        replay = ReplayMatch(match_log)
+
+    async def upload(request: Request) -> Response:
+        replay = ReplayMatch(await read_log(request))
         store.add(replay)
         return replay.state(step=0)
 
@@ -302,11 +305,7 @@ def create_app(
         return await run_in_threadpool(lambda: _added(replay, start_review))
 
     async def review_upload(request: Request) -> Response:
-        body = await read_body(request, MAX_UPLOAD_BYTES)
-        try:
-            match_log = await run_in_threadpool(loads, body, MAX_STEPS)
-        except MatchLogError as error:
-            raise Refused(400, f"this match log does not replay: {error}") from None
+        match_log = await read_log(request)
         return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), start_review))
 
     def _added(replay: ReplayMatch, work: Callable[[ReplayMatch], Any]) -> Any:
