@@ -1,5 +1,22 @@
-"""Bots that act from their own observation only: ``agents.make("random")`` (see agents.base)."""
+"""Bots that act from their own observation only: ``agents.make("random")`` (see agents.base).
 
-from .base import Bot, known_bots, make, single_agent_env, vector_env
+The names below load on first use, so that a command of the project imports
+:mod:`agents.processes` (its stops and workers) and answers a Ctrl-C before the engine loads.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = ["Bot", "known_bots", "make", "single_agent_env", "vector_env"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(".base", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

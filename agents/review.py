@@ -465,7 +465,7 @@ _worker: Reviewer | None = None  # a worker process's reviewer
 
 
 def _init_worker(parent: int, settings: Settings, rules: Any) -> None:
-    from eval.processes import bind_to_parent
+    from .processes import bind_to_parent
 
     global _worker
     bind_to_parent(parent)
@@ -489,7 +489,7 @@ def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, worker
         for decision in todo:
             yield reviewer.review(decision)
         return
-    from eval.processes import end_workers, stops_held, worker_context
+    from .processes import end_workers, stops_held, worker_context
 
     warm_up(todo[0])
     with ProcessPoolExecutor(
@@ -807,7 +807,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from eval.processes import USAGE_EXIT, caught_stop, exit_code, handle_stops, stop_name
+    from .processes import USAGE_EXIT, exit_on_stop, handle_stops
 
     handle_stops()
     args = build_parser().parse_args(argv)
@@ -827,15 +827,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(log, args, settings, workers, html_path, json_path)
     except BaseException as error:
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(f"\n{stop_name(stop)}: the review was stopped, nothing written", file=sys.stderr, flush=True)
-        return exit_code(stop)
+        return exit_on_stop(error, "{stop}: the review was stopped, nothing written")
 
 
 def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: int, html_path: Path, json_path: Path) -> int:
-    from eval.processes import WRITE_FAILED_EXIT, interrupts_deferred
+    from .processes import WRITE_FAILED_EXIT, interrupts_deferred
 
     seats = sorted(set(args.seat))
     todo = sum(1 for _ in choice_steps(log, seats))

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .processes import WRITE_FAILED_EXIT
+from agents.processes import WRITE_FAILED_EXIT
 
 if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
     from .api import Plan
@@ -141,24 +141,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a Ctrl-C or SIGTERM at any moment, imports included, ends it with one line
     and exit code 130 (143 for SIGTERM)."""
-    from .processes import caught_stop, exit_code, handle_stops, stop_name
+    from agents.processes import exit_on_stop, handle_stops
 
     handle_stops()
     try:
         return _main(argv)
     except (KeyboardInterrupt, SystemError) as error:
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(f"\npython -m eval: {stop_name(stop)}; nothing was written", file=sys.stderr)
-        return exit_code(stop)
+        return exit_on_stop(error, "python -m eval: {stop}; nothing was written")
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from agents.processes import exit_code, stop_name
     from allfours_env.rules import parse_rule_options
 
     from .api import EvaluationStopped, plan_round_robin
-    from .processes import exit_code, stop_name
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -226,9 +222,10 @@ def _hold(held: contextlib.ExitStack, parser: argparse.ArgumentParser, out: str)
 def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namespace) -> int:
     """Play ``plan`` and write its results, with ``--out`` locked; the exit code. An
     EvaluationStopped before any board was finished passes on (the caller cleans up)."""
+    from agents.processes import exit_code, stop_name
+
     from .api import EvaluationStopped, play_plan
     from .journal import Journal, JournalError, JournalWriteError
-    from .processes import exit_code, stop_name
     from .report import format_report
 
     journal = Journal(Path(args.out), plan)
@@ -306,20 +303,17 @@ def _write_logs(plan: Any, folder: str, boards: int) -> int:
         print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}", file=sys.stderr)
         return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:  # the results are written already: say so
-        from .processes import caught_stop, exit_code, stop_name
+        from agents.processes import exit_on_stop
 
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(f"\npython -m eval: {stop_name(stop)} while writing match logs; the results are written", file=sys.stderr)
-        return exit_code(stop)
+        return exit_on_stop(error, "python -m eval: {stop} while writing match logs; the results are written")
     print(f"match logs: {len(written)} in {folder}")
     return 0
 
 
 def _write(result: TournamentResult, out: str) -> int:
     """Write the result files (all or nothing); 0, or WRITE_FAILED_EXIT with one line saying so."""
-    from .processes import interrupts_deferred
+    from agents.processes import interrupts_deferred
+
     from .report import write_outputs
 
     try:

@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from agents.processes import caught_stop
 from allfours_env.engine import EPISODES
 from allfours_env.rules import DEFAULT_RULES, Rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
 from .bots import BotFactory, BotSource, check_bots
 from .play import BoardRecord
-from .processes import caught_stop
 from .progress import Progress
 from .results import PairResult, Rating, TournamentResult, summarize_pair
 from .runner import run_pairs

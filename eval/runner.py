@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from agents import Bot
+from agents.processes import bind_to_parent, end_workers, stops_held, worker_context
 from allfours_env.rules import Rules
 
 from .batch import play_boards
 from .boards import make_board
 from .bots import BotFactory
 from .play import BoardRecord
-from .processes import bind_to_parent, end_workers, stops_held, worker_context
 
 TASKS_PER_WORKER = 8  # enough tasks to balance the load and to move the progress bar
 MAX_TASK_BOARDS = 200  # cap on boards per task

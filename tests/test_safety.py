@@ -246,7 +246,7 @@ def test_deferred_interrupts_wait_for_the_block_and_work_off_the_main_thread():
     import signal
     import threading
 
-    from eval.processes import interrupts_deferred
+    from agents.processes import interrupts_deferred
 
     done = []
     with pytest.raises(KeyboardInterrupt):

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.atomic_file import write_text
-from eval.processes import WRITE_FAILED_EXIT
+from agents.processes import WRITE_FAILED_EXIT
 
 from .config import RUN_CONFIG_FILE
 from .state_checks import brief, keys, number

@@ -49,9 +49,9 @@ from agents.policy import (
     load_weights,
     save_weights,
 )
+from agents.processes import USAGE_EXIT, WRITE_FAILED_EXIT
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
-from eval.processes import USAGE_EXIT, WRITE_FAILED_EXIT
 
 from .cli import write_failed
 from .config import (
@@ -330,7 +330,7 @@ MAX_WEIGHT = 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
-    from eval.processes import caught_stop, exit_code, handle_stops, stop_name
+    from agents.processes import exit_on_stop, handle_stops
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -361,11 +361,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     except (KeyboardInterrupt, SystemError) as error:
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(f"\n{stop_name(stop)}: stopped; nothing was written", file=sys.stderr)
-        return exit_code(stop)
+        return exit_on_stop(error, "{stop}: stopped; nothing was written")
     print(f"written: {args.out}", file=sys.stderr)
     return 0
 

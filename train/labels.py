@@ -44,21 +44,19 @@ import numpy as np
 
 import agents
 from agents.arena import Arena
-from agents.search import SearchBot
-from allfours_env.rules import Rules, parse_rule_options
-from allfours_env.vector import VectorGame
-from eval.processes import (
+from agents.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,
     bind_to_parent,
-    caught_stop,
     end_workers,
-    exit_code,
+    exit_on_stop,
     handle_stops,
-    stop_name,
     stops_held,
     worker_context,
 )
+from agents.search import SearchBot
+from allfours_env.rules import Rules, parse_rule_options
+from allfours_env.vector import VectorGame
 
 from .cli import write_failed
 from .config import MAX_WORKERS, check_range
@@ -321,12 +319,7 @@ def main(argv: list[str] | None = None) -> int:
               "has room, the same command goes on", file=sys.stderr)  # fmt: skip
         return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(f"\n{stop_name(stop)}: stopped; the finished shards and parts are kept, the same command goes on",
-              file=sys.stderr)  # fmt: skip
-        return exit_code(stop)
+        return exit_on_stop(error, "{stop}: stopped; the finished shards and parts are kept, the same command goes on")
 
 
 def _open_out(settings: LabelSettings, out: Path) -> Todo:

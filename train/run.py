@@ -55,8 +55,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.atomic_file import atomic_path
 from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
+from agents.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 from eval import evaluate
-from eval.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 
 from . import curve, expert_iteration, imitation, run_plan
 from .checkpoints import (

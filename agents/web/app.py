@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from allfours_env.cards import N_SEATS
 from allfours_env.rules import _BOOLS, _CHOICES, _FIRST_DEALER_NAMES, DEFAULT_RULES, MAX_POINTS, RULE_KEYS, Rules
 
-from ..match_log import MAX_SEED, MatchLog, MatchLogError, loads
+from ..match_log import MAX_SEED, MatchLog, MatchLogError, draw_seed, loads
 from .players import BotChoices
 from .reviews import REVIEW_SECONDS, REVIEW_WORLDS, ReviewJob, ReviewQueue
 from .sessions import (
@@ -42,7 +42,6 @@ from .sessions import (
     Session,
     Store,
     check_int,
-    draw_seed,
 )
 
 STATIC = Path(__file__).parent / "static"

@@ -9,7 +9,7 @@ a bot's move is made on request, one at a time, so the page shows them at its ow
 
 Seeds: a match's seed deals every hand, so in play mode the page never gets it while the match
 is on (:meth:`LiveMatch.shown_seed`), whoever chose it; it is shown once the match is over (the
-log holds it then). A seed the server draws has 128 random bits (:func:`draw_seed`), so it cannot
+log holds it then). A seed the server draws has 128 random bits (:func:`agents.match_log.draw_seed`), so it cannot
 be found by trying seeds against the cards a person sees. The bots and the hinter draw from
 streams of their own, spawned from the seed (:func:`side_seeds`), never the game's stream or the
 seed itself.
@@ -46,7 +46,7 @@ from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 
 from ..base import Bot
-from ..match_log import MatchLog, Recorder, Replay, draw_seed, side_seeds
+from ..match_log import MatchLog, Recorder, Replay, side_seeds
 from . import views
 from .hints import Hinter
 

@@ -143,6 +143,16 @@ def stop_name(stop: KeyboardInterrupt) -> str:
     return "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
 
 
+def exit_on_stop(error: BaseException, line: str) -> int:
+    """A command's end on a stop, in its ``except`` clause: the one line ``line`` (``{stop}`` in it
+    names the stop) on stderr and the stop's exit code; ``error`` raised again if it was no stop."""
+    stop = caught_stop(error)
+    if stop is None:
+        raise error
+    print("\n" + line.format(stop=stop_name(stop)), file=sys.stderr, flush=True)
+    return exit_code(stop)
+
+
 def worker_context() -> multiprocessing.context.BaseContext:
     """Fork where available: workers inherit the imported modules, the bot factories and the
     policy weights the parent already loaded (so no torch code runs in a forked worker)."""
