@@ -122,11 +122,11 @@ from .cards import N_SEATS
 from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game, check_seed
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
-from .rewards import REWARD_MODES, event_reward
+from .rewards import REWARD_MODES, step_points, team_gain
 from .rules import Rules
+from .vector import RESET_OPTIONS
 
 EPISODE_MODES = EPISODES
-RESET_OPTIONS = ("decks", "dealer", "scores")
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
 SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
 
@@ -286,10 +286,10 @@ class raw_env(AECEnv):
                 rewards[a] = 0
             self._rewards_given = False
         events = game.events
-        for ev in events[self._seen_events :]:
-            points = event_reward(ev, self.reward_mode)
-            if points:
-                self._give(ev.team, points)
+        points = step_points(events[self._seen_events :])[None]
+        gain = int(team_gain(points, np.array([game.winner]), np.ones(1, dtype=bool), self.reward_mode)[0])
+        if gain:
+            self._give(0, gain)
         self._seen_events = len(events)
         if game.phase >= DEAL_OVER:
             for a in AGENTS:

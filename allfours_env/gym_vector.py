@@ -6,27 +6,29 @@
 >>> obs, info = envs.reset(seed=0)
 >>> obs, reward, terminated, truncated, info = envs.step(policy(obs, info["action_mask"]))
 
-Each env index is one table of :class:`allfours_env.vector.VectorGame` and plays exactly what
-:class:`allfours_env.single.SingleAgentEnv` plays with the same arguments and seed: the learner
-plays team ``team`` (0: seats 0 and 2, 1: seats 1 and 3; None: drawn at every episode from the
-table's generator), or only seat ``team`` when a ``partner`` bot plays the other; ``opponents``
-play the other team. A step applies the learner's action at every table at once, then the bots
+Each env index is one table of :class:`allfours_env.vector.VectorGame`; the single-agent env
+(:class:`allfours_env.single.SingleAgentEnv`) is this env's one-table view. The learner plays
+team ``team`` (0: seats 0 and 2, 1: seats 1 and 3; None: drawn at every episode from the table's
+generator), or only seat ``team`` when a ``partner`` bot plays the other; ``opponents`` play the
+other team. A step applies the learner's action at every table at once, then the bots
 answer, tick by tick, until every table waits for a learner seat again: at each tick every bot
 with ``act_batch`` answers for all its tables in one call (a network: one forward pass), any
 other bot table by table. A batch bot that also offers ``play_vector(game, seats)`` (the
 expert) first plays its seats of every table in compiled code, as far as it can without
-another player or a new deck, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds
-table i with ``s + i``, as ``gymnasium.vector.SyncVectorEnv`` seeds its envs, so table i of a
-reset with seed s replays ``single_agent_env(...).reset(seed=s + i)`` action for action (tested).
+another player, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds table i with
+``s + i``, as ``gymnasium.vector.SyncVectorEnv`` seeds its envs: a table's episodes depend on its
+seed alone, so table i of a reset with seed s replays ``single_agent_env(...).reset(seed=s + i)``
+action for action (tested). Episode k of a table seeded s draws, from ``default_rng`` of (s's
+key, k), its team, its bots (and their seeds) and the seed of the game's own random stream, from
+which the first dealer and every deck are drawn in compiled code.
 
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
 with ``act_batch`` is memoryless and deterministic, so one instance per seat serves every table,
 others get an instance per table and seat), a bot instance with ``act_batch`` (it plays every
 table), a function ``rng -> bot`` called with the table's generator when its episode starts (an
 opponent pool; bots it returns that offer ``act_batch`` are asked once a tick for all the tables
-that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first. Where
-every seat's bot is a name or an instance with ``act_batch``, episode starts draw the bots'
-seeds as the single-agent env does, in compiled code, and reset no bot.
+that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first. With
+one table, any bot instance is welcome (the single-agent env).
 
 Spaces, batched over the tables: observation ``Box(0, observation_high(rules), (OBS_SIZE,))``,
 the seat to act's observation (the learner's first seat once the episode is over), or the
@@ -36,9 +38,11 @@ PettingZoo's classic envs give. Action: ``MultiDiscrete([56] * num_envs)``. The 
 ``info["action_mask"]`` (int8, every step and reset) and :meth:`action_masks` (what sb3-contrib
 reads); all zero at a table whose episode is over.
 
-Rewards and ends are the single-agent env's: ``reward="match"``, +1 / -1 when the match ends;
-``"points"``, every award's points, plus for the learner's team and minus for the other, paid
-at the learner's next step (awards of the opponents' turns and the first kick included).
+Rewards and ends are the single-agent env's (:func:`allfours_env.rewards.team_gain`):
+``reward="match"``, +1 / -1 when the match ends; ``"points"``, every award's points, plus for
+the learner's team and minus for the other, paid at the learner's next step (awards of the
+opponents' turns and the first kick included); each multiplied by ``reward_scale`` (training
+passes ``1 / target_score`` for points: :func:`allfours_env.rewards.points_scale`).
 ``episode``: "match" or "deal". ``terminated`` marks an episode's end (``truncated`` is never
 set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals``, each with Gymnasium's
 ``_key`` mask of the tables that ended. Autoreset (``metadata["autoreset_mode"]``, Gymnasium's
@@ -46,68 +50,50 @@ set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals``, each with 
 action and returns reward 0), or SAME_STEP (the table resets at once; ``info["final_obs"]`` and
 ``info["final_info"]`` hold what the end returned, as ``SyncVectorEnv`` gathers them: an object
 array, and a dict of arrays). An illegal action raises a ValueError naming the table and its
-legal actions, and changes nothing. Rule variants: the A0 keys of docs/rules.md as keyword
-arguments.
+legal actions, and changes nothing. ``options`` of :meth:`reset`: the AEC env's reset options
+(``decks``, ``dealer``, ``scores``), for every table. Rule variants: the A0 keys of docs/rules.md as keyword
+arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
+(a learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
+
+For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
+hands (:meth:`VectorGame.other_hands`, 156 card flags), which only a critic apart from the actor
+may read; :meth:`get_state` / :meth:`set_state` carry every table's game, seed, team, pending
+reward and seated bots as plain data, so a training run resumes exactly (opponents drawn
+by a league name theirs through its ``key(bot)`` / ``bot(key)``).
+
+The bots play through :class:`allfours_env.arena.Arena`, the loop every consumer of many tables
+uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from numba import njit
 
-from . import actions, numpy_random
-from .actions import ALL_SEATS, FIRST_DEALER_DRAWS, dealer_draw
-from .cards import N_CARDS, N_SEATS
-from .engine import EPISODES, N_ACTIONS, check_seed
+from .actions import check_seed, check_start
+from .arena import Arena
+from .cards import N_SEATS
+from .engine import EPISODES, N_ACTIONS
 from .match import Bot
-from .numba_ints import cache_depends_on, kernels_of
 from .observation import observation_high
-from .rewards import REWARD_MODES
-from .single import N_TEAMS, SEED_RANGE, BotsDraw, check_team, checked_options, seat_bots
-from .vector import MAX_TABLES, VectorGame
+from .rewards import REWARD_MODES, team_gain
+from .rules import Rules
+from .vector import MAX_TABLES, OTHER_HANDS_SIZE, RESET_OPTIONS, VectorGame
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
-OBS_KEY, MASK_KEY = "observation", "action_mask"
+OBS_KEY, MASK_KEY, NEW_DEAL_KEY = "observation", "action_mask", "new_deal"
 PolicyInput = tuple[int, Callable[[np.ndarray, np.ndarray], np.ndarray]]  # (size, (observations, masks) -> inputs)
-LEARNER, OWN_BOT = -2, -1  # owner codes of a seat: the learner, a bot of the table's own (else a batch bot's id)
-DECKS_AHEAD = 2  # decks queued at a table before its deals need them: bots play on without stopping
-
-
-@njit(cache=True, nogil=True)
-def _draw_starts(table_rng, deck_rng, tables, draw_team, n_seeds, teams):
-    """What ``SingleAgentEnv.reset`` draws from the generator of each table in ``tables`` when
-    its bots are fixed: the team (if ``draw_team``, into ``teams``), a seed per bot (unused: such
-    bots are memoryless), and the seed of the episode's deck generator, ``deck_rng[t]``."""
-    for t in tables:
-        if draw_team:
-            teams[t] = numpy_random.integers(table_rng, t, N_TEAMS)
-        for _ in range(n_seeds):
-            numpy_random.integers(table_rng, t, SEED_RANGE)
-        numpy_random.seed(deck_rng, t, numpy_random.integers(table_rng, t, SEED_RANGE))
-
-
-@njit(cache=True, nogil=True)
-def _first_dealers(deck_rng, tables, code, dealers):
-    """dealers[t] = the first dealer of each table in ``tables`` by the rule
-    ``FIRST_DEALER_DRAWS[code]``, drawn as ``Game`` draws it: permutations of its deck generator."""
-    deck = np.empty(N_CARDS, dtype=np.int64)
-    for t in tables:
-        dealer, seats = -1, ALL_SEATS
-        while dealer < 0:
-            numpy_random.permutation(deck_rng, t, deck)
-            dealer, seats = dealer_draw(code, deck, seats)
-        dealers[t] = dealer
-
-
-# The kernels compile in the first dealer's rule and numpy's generator: a change there recompiles them.
-cache_depends_on(kernels_of(__name__), (actions, numpy_random))
+BotsDraw = Callable[[np.random.Generator | None], list[Any]]  # a table's generator -> the bots of an episode
+N_TEAMS = 2
+SEED_RANGE = 2**63  # bot seeds and game streams are drawn from 0 .. SEED_RANGE-1
+KEY_WORDS = 2  # a table's seed, as the words of its SeedSequence state
+STATE_ARRAYS = ("key", "episodes", "seeded", "team", "pending", "over", "deal_seen")  # of get_state()
+MAX_PENDING = 10**6  # a table's reward gathered between two learner steps is far below this
 
 
 def vector_env(num_envs: int, opponents: Any, **kwargs: Any) -> AllFoursVectorEnv:
@@ -116,26 +102,56 @@ def vector_env(num_envs: int, opponents: Any, **kwargs: Any) -> AllFoursVectorEn
     return AllFoursVectorEnv(num_envs, opponents, **kwargs)
 
 
-def _table_draws(
-    source: Any, seats: int, what: str, n: int, make_bot: Callable[[str], Bot] | None, alias: dict[int, Bot]
-) -> list[BotsDraw]:
-    """Each table's function ``rng -> bots`` for ``source`` (see the module docstring). Bots that
-    answer exactly alike (instances of one memoryless name) go into ``alias``, by id, as one of them."""
-    if isinstance(source, str) and make_bot is not None:
-        first = [make_bot(source) for _ in range(seats)]  # an unknown name raises ValueError here
-        if all(hasattr(bot, "act_batch") for bot in first):
-            # Memoryless and deterministic: one instance per seat serves every table (the seats keep
-            # an instance each, as the single-agent env's do, for its seed draws) and asking one
-            # of them for every seat's tables gives the same answers in one call.
-            alias.update((id(bot), first[0]) for bot in first)
-            return [lambda rng: first] * n
-        return [lambda rng: first] + [seat_bots(source, seats, what, make_bot) for _ in range(n - 1)]
-    if callable(getattr(source, "act", None)) and not isinstance(source, type) and not hasattr(source, "act_batch"):
+def check_team(team: Any) -> int | None:
+    """``team`` as the envs take it (0, 1 or None); a ValueError for anything else."""
+    is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
+    if not (team is None or is_int and team in (0, 1)):
+        raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
+    return None if team is None else int(team)  # a numpy integer counts as an int
+
+
+def checked_options(rules: Rules, options: Any) -> dict[str, Any]:
+    """The reset options (one dict, the AEC env's keys), checked: a ValueError saying what is
+    allowed for anything else."""
+    if options is not None and not isinstance(options, Mapping):
         raise ValueError(
-            f"{what}: a bot instance plays every table here, so it must answer many at once (act_batch); "
-            f"give {type(source).__name__}'s name, or a function rng -> bot that makes one per table"
+            f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
         )
-    return [seat_bots(source, seats, what, make_bot)] * n
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
+    check_start(rules, options.get("decks"), options.get("dealer"), options.get("scores"))
+    return options
+
+
+def _table_draws(source: Any, seats: int, what: str, n: int, make_bot: Callable[[str], Bot] | None) -> list[BotsDraw]:
+    """Each table's function ``rng -> bots`` of ``seats`` seats for ``source`` (see the module
+    docstring); bad sources raise now."""
+    if isinstance(source, type):
+        raise TypeError(f"{what}: give a bot name, a bot instance or a function rng -> bot, not the class {source!r}")
+    if isinstance(source, str):
+        if make_bot is None:  # allfours_env knows the bot protocol, not the bots
+            raise TypeError(
+                f"{what}: the bot name {source!r} needs the bots package: agents.single_agent_env and "
+                "agents.vector_env take names, or pass a bot instance (agents.make(name))"
+            )
+        first = make_bot(source)  # an unknown name raises ValueError here
+        if hasattr(first, "act_batch"):  # memoryless and deterministic: one instance serves every seat of every table
+            return [lambda rng: [first] * seats] * n
+        tables = [[first] + [make_bot(source) for _ in range(seats - 1)]]
+        tables += [[make_bot(source) for _ in range(seats)] for _ in range(n - 1)]
+        return [lambda rng, bots=bots: bots for bots in tables]
+    if callable(getattr(source, "act", None)):
+        if n > 1 and not hasattr(source, "act_batch"):
+            raise ValueError(
+                f"{what}: a bot instance plays every table here, so it must answer many at once (act_batch); "
+                f"give {type(source).__name__}'s name, or a function rng -> bot that makes one per table"
+            )
+        return [lambda rng: [source] * seats] * n
+    if callable(source):
+        return [lambda rng: [source(rng)] * seats] * n
+    raise TypeError(f"{what}: expected a bot name, a bot instance or a function rng -> bot, got {source!r}")
 
 
 class AllFoursVectorEnv(VectorEnv):
@@ -151,10 +167,12 @@ class AllFoursVectorEnv(VectorEnv):
         partner: Any = None,
         team: int | None = None,
         reward: str = "match",
+        reward_scale: float = 1.0,
         episode: str = "match",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         policy_input: PolicyInput | None = None,
         dict_observation: bool = False,
+        critic_sees_hands: bool = False,
         make_bot: Callable[[str], Bot] | None = None,
         **rules: Any,
     ) -> None:
@@ -163,6 +181,8 @@ class AllFoursVectorEnv(VectorEnv):
         for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, int | float) or not 0 < reward_scale <= 1e6:
+            raise ValueError(f"reward_scale must be a number above 0 (at most 1e6), got {reward_scale!r}")
         try:
             autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -171,9 +191,8 @@ class AllFoursVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}")
         self.num_envs = n = int(num_envs)
         self.fixed_team = check_team(team)
-        self.opponents, self.partner = opponents, partner  # as given (e.g. a pool the trainer updates)
-        self._alias: dict[int, Bot] = {}  # bots that answer as another one does, by id
-        self.reward_mode, self.episode = reward, episode
+        self.opponents, self.partner = opponents, partner  # as given (e.g. a league the trainer updates)
+        self.reward_mode, self.reward_scale, self.episode = reward, float(reward_scale), episode
         self.game = VectorGame(n, episode=episode, **rules)  # bad rule keys or values raise here
         self.rules = self.game.rules
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
@@ -181,21 +200,20 @@ class AllFoursVectorEnv(VectorEnv):
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != N_TEAMS:
                 raise ValueError(f"opponents: one bot source, or a pair (one per opponent seat), got {len(opponents)}")
-            pair = [
-                _table_draws(source, 1, f"opponents[{i}]", n, make_bot, self._alias)
-                for i, source in enumerate(opponents)
-            ]
+            pair = [_table_draws(source, 1, f"opponents[{i}]", n, make_bot) for i, source in enumerate(opponents)]
             self._draw_opponents = [lambda rng, a=a, b=b: [a(rng)[0], b(rng)[0]] for a, b in zip(*pair, strict=True)]
         else:
-            self._draw_opponents = _table_draws(opponents, N_TEAMS, "opponents", n, make_bot, self._alias)
+            self._draw_opponents = _table_draws(opponents, N_TEAMS, "opponents", n, make_bot)
         self._draw_partner = (
-            [lambda rng: []] * n if partner is None else _table_draws(partner, 1, "partner", n, make_bot, self._alias)
+            [lambda rng: []] * n if partner is None else _table_draws(partner, 1, "partner", n, make_bot)
         )
-        self.policy_input = policy_input
+        self.policy_input, self.critic_sees_hands = policy_input, bool(critic_sees_hands)
+        hands = OTHER_HANDS_SIZE if critic_sees_hands else 0
         if policy_input is None:
-            observation = gym.spaces.Box(0.0, observation_high(self.rules), dtype=np.float32)
+            high = np.concatenate([observation_high(self.rules), np.ones(hands, np.float32)])
+            observation = gym.spaces.Box(0.0, high, dtype=np.float32)
         else:
-            observation = gym.spaces.Box(-1.0, 1.0, (int(policy_input[0]),), np.float32)
+            observation = gym.spaces.Box(-1.0, 1.0, (int(policy_input[0]) + hands,), np.float32)
         if dict_observation:
             observation = gym.spaces.Dict({OBS_KEY: observation, MASK_KEY: gym.spaces.Box(0, 1, (N_ACTIONS,), np.int8)})
         self.dict_observation = dict_observation
@@ -205,49 +223,23 @@ class AllFoursVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, n)
 
         self.team = np.zeros(n, dtype=np.int64)
-        self._sign = np.ones(n)  # +1 where the learner plays team 0, -1 where team 1
-        # Each table's generator (gym.Env's np_random) and its episode's deck generator (Game's), as
-        # numpy_random rows: their draws are numpy's, made in compiled code for many tables at once.
-        self._table_rng = np.zeros((n, numpy_random.STATE_WORDS), dtype=np.uint64)
-        self._deck_rng = np.zeros((n, numpy_random.STATE_WORDS), dtype=np.uint64)
-        self._seeded = np.zeros(n, dtype=bool)
-        self._generator = np.random.Generator(np.random.PCG64(0))  # a table's generator, for Python draws
-        self._owner = np.full((n, N_SEATS), LEARNER, dtype=np.int64)
-        self._bots: list[list[Bot | None]] = [[None] * N_SEATS for _ in range(n)]
-        self._batch: dict[int, Bot] = {}  # the batch bots in play, by id
-        self._pending = np.zeros(n)  # reward gathered since the learner's last step at each table
-        self._over = np.ones(n, dtype=bool)  # episode over: the next step resets the table
+        self.key = np.zeros((n, KEY_WORDS), dtype=np.uint64)  # each table's seed, as a SeedSequence's words
+        self.episodes = np.zeros(n, dtype=np.int64)  # episodes each table has started since it was seeded
+        self.seeded = np.zeros(n, dtype=bool)
+        self.arena = Arena(self.game, on_step=self._bots_moved, compiled=True)
+        self.pending = np.zeros(n)  # reward gathered since the learner's last step at each table
+        self.over = np.ones(n, dtype=bool)  # episode over: the next step resets the table
+        self.deal_seen = np.zeros(n, dtype=np.int64)  # the deal of each table's latest learner decision
         self._masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
-        self._started = False
-        self._fixed = self._fixed_bots(opponents, partner)
-
-    def _fixed_bots(self, opponents: Any, partner: Any) -> tuple[int, np.ndarray] | None:
-        """When every seat's bot is a name or an instance and has ``act_batch`` (memoryless:
-        its reset seeds go unused), every table plays table 0's bots (``_table_draws`` gives
-        such sources one instance per seat) whatever the table's generator draws: the number of
-        bot seeds an episode start draws, and the seats' owners for each learner team (2, 4).
-        Else None: the bots are drawn and reset table by table, in Python."""
-        pair = isinstance(opponents, Sequence) and not isinstance(opponents, str)
-        sources = [*(opponents if pair else [opponents]), *([] if partner is None else [partner])]
-        if not all(isinstance(s, str) or callable(getattr(s, "act", None)) for s in sources):
-            return None  # a function rng -> bot draws from the generator
-        bots = self._draw_opponents[0](None) + self._draw_partner[0](None)
-        if not all(hasattr(bot, "act_batch") for bot in bots):
-            return None
-        owners = np.empty((N_TEAMS, N_SEATS), dtype=np.int64)
-        for team in range(N_TEAMS):
-            seats = self._seat_bots(team, bots[:N_TEAMS], bots[N_TEAMS:])
-            owners[team] = [LEARNER if b is None else id(b) for b in seats]
-            self._batch.update((id(b), b) for b in seats if b is not None)
-        return len({id(bot) for bot in bots}), owners
+        self.started = False
 
     def _seat_bots(self, team: int, opponents: list[Bot], partners: list[Bot]) -> list[Bot | None]:
-        """The bot of each seat (None: the learner's), each as the bot that answers for it."""
+        """The bot of each seat (None: the learner's)."""
         seats: list[Bot | None] = [None] * N_SEATS
         seats[1 - team], seats[3 - team] = opponents
         if partners:
             seats[team + 2] = partners[0]
-        return [self._alias.get(id(bot), bot) for bot in seats]
+        return seats
 
     # ---------------------------------------------------------------- Gymnasium API
 
@@ -266,19 +258,19 @@ class AllFoursVectorEnv(VectorEnv):
             raise ValueError(f"seed must be None, an int, or a list of {n} ints or Nones (one per table), got {seed!r}")
         options = checked_options(self.rules, options)
         for t, table_seed in enumerate(seeds):
-            if table_seed is not None or not self._seeded[t]:
-                self._table_rng[t] = numpy_random.packed(seeding.np_random(table_seed)[0].bit_generator.state)
-                self._seeded[t] = True
+            if table_seed is not None or not self.seeded[t]:
+                self.key[t] = np.random.SeedSequence(table_seed).generate_state(KEY_WORDS, np.uint64)
+                self.episodes[t], self.seeded[t] = 0, True
         everywhere = np.ones(n, dtype=bool)
-        self._pending[:] = 0.0
+        self.pending[:] = 0.0
         self._begin(everywhere, options)
-        self._play_bots()
-        self._over = self.game.is_over  # a given score may end a match at its first kick
-        self._started = True
+        self.arena.run()
+        self.over = self.game.is_over  # a given score may end a match at its first kick
+        self.started = True
         return self._observe(), self._mask_info({})
 
     def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        if not self._started:
+        if not self.started:
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
@@ -287,19 +279,18 @@ class AllFoursVectorEnv(VectorEnv):
                 f"got {actions.dtype} {actions.shape}"
             )
         game = self.game
-        resetting = self._over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
+        resetting = self.over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         playing = ~resetting
         points = game.step(actions.astype(np.int64), tables=playing)  # an illegal action raises, changing nothing
-        self._pay(points, playing & ~self._over)  # (a table over since its reset was paid then)
-        self._give_decks(playing)
+        self._pay(points, playing & ~self.over)  # (a table over since its reset was paid then)
         if resetting.any():
-            self._pending[resetting] = 0.0
+            self.pending[resetting] = 0.0
             self._begin(resetting, {})
-        self._play_bots()
+        self.arena.run()
         info: dict[str, Any] = {}
         ended = game.is_over & playing
-        reward = np.where(playing, self._pending, 0.0)
-        self._pending[playing] = 0.0
+        reward = np.where(playing, self.pending, 0.0)
+        self.pending[playing] = 0.0
         if ended.any():
             self._end_info(info, ended)
         observations = self._observe()
@@ -309,11 +300,13 @@ class AllFoursVectorEnv(VectorEnv):
                 finals[t] = _row(observations, t)
             info = {"final_obs": finals, "_final_obs": ended.copy(), "final_info": info, "_final_info": ended}
             self._begin(ended, {})
-            self._play_bots()
+            self.arena.run()
             observations = self._observe()
-        self._over = game.is_over
-        terminated = ended.copy()
-        return observations, reward, terminated, np.zeros(self.num_envs, dtype=bool), self._mask_info(info)
+        self.over = game.is_over
+        deals = game.deal_number
+        info[NEW_DEAL_KEY], info[f"_{NEW_DEAL_KEY}"] = (deals != self.deal_seen) & playing, playing
+        self.deal_seen = deals
+        return observations, reward, ended, np.zeros(self.num_envs, dtype=bool), self._mask_info(info)
 
     def action_masks(self) -> np.ndarray:
         """int8 (num_envs, 56): the legal actions of the learner's seat to act at every table (as
@@ -323,112 +316,141 @@ class AllFoursVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         pass
 
+    # ---------------------------------------------------------------- checkpoints
+
+    def get_state(self) -> dict[str, Any]:
+        """Everything that decides what happens next, as plain data (arrays, lists, numbers,
+        strings), for checkpoints: the game, each table's seed, episodes, team, pending reward and
+        deal, and each seat's bot (None: the learner's; the earlier seat of a bot that plays two;
+        else [the key its source gives it (None: a bot the env made), the bot's ``get_state()``])."""
+        state: dict[str, Any] = {name: getattr(self, name).copy() for name in STATE_ARRAYS}
+        state.update(game=self.game.get_state(), started=self.started)
+        state["seats"] = [self._seat_states(t) for t in range(self.num_envs)]
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> Any:
+        """Continue from a :meth:`get_state` of an env built alike; returns the observation the
+        last step returned. Every part is checked first (the game by ``VectorGame.set_state``,
+        each array's shape and range, each seat's bot against its source); a ValueError (or
+        TypeError) names what does not fit, and nothing changes then."""
+        expected = {*STATE_ARRAYS, "game", "started", "seats"}
+        if not isinstance(state, dict) or set(state) != expected:
+            raise ValueError(f"state must be a dict with the keys {sorted(expected)}, as get_state() returns it")
+        arrays = {name: _like(name, state[name], getattr(self, name)) for name in STATE_ARRAYS}
+        _check_tables(arrays, self.fixed_team)
+        if not isinstance(state["started"], bool):
+            raise TypeError(f"state['started'] must be True or False, got {state['started']!r}")
+        seats = self._checked_seats(state["seats"], arrays["team"], state["started"])
+        previous = self.game.get_state()
+        self.game.set_state(state["game"])  # checked: raises before changing anything
+        game = self.game
+        current, over = game.current, arrays["over"]
+        if state["started"] and not (
+            np.array_equal(over, game.is_over) and np.array_equal(arrays["deal_seen"], game.deal_number)
+            and all(seats[t][current[t]] is None for t in np.flatnonzero(~over))
+        ):  # fmt: skip
+            self.game.set_state(previous)
+            raise ValueError("every table in play must wait for a learner seat, in the deal and state it has seen")
+        for name, value in arrays.items():
+            setattr(self, name, value)
+        self.started = state["started"]
+        for t, table in enumerate(seats):
+            self.arena.seat(t, table)
+        self.arena.forget_unseated()
+        return self._observe()
+
+    def _seat_states(self, t: int) -> list[Any]:
+        """Table ``t``'s seats as :meth:`get_state` holds them."""
+        team, seated = self.team[t], self.arena.bots[t]
+        out: list[Any] = []
+        for seat, bot in enumerate(seated):
+            first = next(i for i, other in enumerate(seated) if other is bot)
+            if bot is None or first < seat:  # the learner's seat, or a bot that plays an earlier seat too
+                out.append(None if bot is None else first)
+                continue
+            source = self._source(seat, team)
+            if not (hasattr(source, "key") or isinstance(source, str) or callable(getattr(source, "act", None))):
+                raise TypeError("get_state needs bots by name or instance, or a source that names its bots: key(bot)")
+            key = source.key(bot) if hasattr(source, "key") else None
+            out.append([key, bot.get_state() if hasattr(bot, "get_state") else None])
+        return out
+
+    def _checked_seats(self, seats: Any, team: np.ndarray, started: bool) -> list[list[Bot | None]]:
+        """The bots of :meth:`get_state`'s ``seats``, each made (or found) and given its state."""
+        if not isinstance(seats, list) or len(seats) != self.num_envs:
+            raise ValueError(f"state['seats'] must be a list of {self.num_envs} tables' seats")
+        bots: list[list[Bot | None]] = []
+        for t, table in enumerate(seats):
+            if not isinstance(table, list) or len(table) != N_SEATS:
+                raise ValueError(f"state['seats'][{t}] must be a list of {N_SEATS} seats")
+            row: list[Bot | None] = []
+            for seat, item in enumerate(table):
+                own = seat % 2 == team[t]
+                learner = not started or own and (self.partner is None or seat == team[t])
+                if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < seat and row[item] is not None:
+                    row.append(row[item])
+                    continue
+                if (item is None) != learner:
+                    raise ValueError(f"seat {seat} of table {t} must be {'the learner' if learner else 'a bot'}'s")
+                if item is None:
+                    row.append(None)
+                    continue
+                if not isinstance(item, list) or len(item) != 2:
+                    raise ValueError(f"seat {seat} of table {t} must be [key, bot state] or an earlier seat of its bot")
+                source = self._source(seat, team[t])
+                if hasattr(source, "bot"):
+                    bot = source.bot(item[0])  # the source checks its keys
+                elif item[0] is None and (isinstance(source, str) or callable(getattr(source, "act", None))):
+                    bot = (self._draw_partner if own else self._draw_opponents)[t](None)[0 if own else seat // 2]
+                else:
+                    raise ValueError(f"seat {seat} of table {t}: its source cannot play key {item[0]!r}")
+                if item[1] is not None:
+                    if not hasattr(bot, "set_state"):
+                        raise ValueError(f"seat {seat} of table {t}: its bot keeps no state, got one")
+                    bot.set_state(item[1])
+                row.append(bot)
+            bots.append(row)
+        return bots
+
+    def _source(self, seat: int, team: int) -> Any:
+        """Where the bot of ``seat`` comes from when the learner plays ``team``."""
+        if seat % 2 == team:
+            return self.partner
+        pair = isinstance(self.opponents, Sequence) and not isinstance(self.opponents, str)
+        return self.opponents[seat // 2] if pair else self.opponents
+
     # ---------------------------------------------------------------- the pieces
 
     def _begin(self, tables: np.ndarray, options: dict[str, Any]) -> None:
-        """Start an episode at every table in ``tables``, drawing from each table's generator
-        exactly what ``SingleAgentEnv.reset`` draws, in its order (the reset options were
-        checked in reset())."""
-        n, starting = self.num_envs, np.flatnonzero(tables)
-        if self._fixed is not None:  # the draws alone, compiled, for every starting table at once
-            n_seeds, owners = self._fixed
-            if self.fixed_team is not None:
-                self.team[starting] = self.fixed_team
-            _draw_starts(self._table_rng, self._deck_rng, starting, self.fixed_team is None, n_seeds, self.team)
-            self._owner[starting] = owners[self.team[starting]]
-        else:
-            self._draw_bots(starting)
-        self._sign[starting] = 1 - 2 * self.team[starting]
-        dealers, scores = np.full(n, -1, dtype=np.int64), np.zeros((n, 2), dtype=np.int64)
-        scores[starting] = options.get("scores", (0, 0))
-        given_dealer, given_decks = options.get("dealer"), options.get("decks")
-        rule = self.rules.first_dealer
-        if given_dealer is not None or isinstance(rule, int):
-            dealers[starting] = rule if given_dealer is None else given_dealer
-        else:  # drawn first, then the first deck, as Game draws them
-            _first_dealers(self._deck_rng, starting, FIRST_DEALER_DRAWS.index(rule), dealers)
-        game = self.game
-        game._queue_given(tables, {t: given_decks for t in starting.tolist()} if given_decks else None)
-        game._queue_drawn(self._deck_rng, tables, DECKS_AHEAD)
-        self._pay(game._deal_first(tables, dealers, scores), tables)
-
-    def _draw_bots(self, starting: np.ndarray) -> None:
-        """``_begin``'s draws, table by table, where bots are drawn or reset: SingleAgentEnv's code."""
-        owners_before = self._owner[starting]
-        rng = self._generator
-        for t in starting.tolist():
-            rng.bit_generator.state = numpy_random.unpacked(self._table_rng[t])
+        """Start an episode at every table in ``tables`` (the reset options were checked in
+        reset()): episode k of a table draws, from ``default_rng`` of its key and k, its team, its
+        bots, a seed for each bot and the seed of the game's random stream, in that order."""
+        streams = np.zeros(self.num_envs, dtype=np.uint64)
+        for t in np.flatnonzero(tables).tolist():
+            rng = np.random.default_rng([*self.key[t].tolist(), int(self.episodes[t])])
+            self.episodes[t] += 1
             team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
             opponents = self._draw_opponents[t](rng)
             partners = self._draw_partner[t](rng)
             to_reset = {id(bot): bot for bot in opponents + partners}.values()  # each bot once, in seat order
-            bot_seeds = [int(rng.integers(SEED_RANGE)) for _ in to_reset]
-            numpy_random.seed(self._deck_rng, t, int(rng.integers(SEED_RANGE)))
-            self._table_rng[t] = numpy_random.packed(rng.bit_generator.state)
-            for bot, bot_seed in zip(to_reset, bot_seeds):
+            for bot, bot_seed in zip(to_reset, rng.integers(SEED_RANGE, size=len(to_reset)).tolist()):
                 bot.reset(bot_seed)
+            streams[t] = rng.integers(SEED_RANGE)
             self.team[t] = team
-            self._bots[t] = seats = self._seat_bots(team, opponents, partners)
-            self._owner[t] = [LEARNER if b is None else id(b) if hasattr(b, "act_batch") else OWN_BOT for b in seats]
-            self._batch.update((id(b), b) for b in seats if hasattr(b, "act_batch"))  # the new batch bots in
-        if set(owners_before.ravel().tolist()) - set(self._owner[starting].ravel().tolist()):
-            # a bot left these tables: out with the bots no table plays any more
-            in_play = set(np.unique(self._owner).tolist())
-            self._batch = {key: bot for key, bot in self._batch.items() if key in in_play}
+            self.arena.seat(t, self._seat_bots(team, opponents, partners))
+        self.arena.forget_unseated()
+        self._pay(self.game.restart(tables, [options] * self.num_envs, streams), tables)
+        self.deal_seen[tables] = self.game.deal_number[tables]
 
-    def _play_bots(self) -> None:
-        """Let the bots move until every table waits for a learner seat or is over: the bots that
-        step tables in compiled code (``play_vector``) as far as they can, then a tick of the
-        others (or of tables a compiled bot left for a deck), and again."""
-        game, rows = self.game, np.arange(self.num_envs)
-        while True:
-            compiled_moved = False
-            for key, bot in self._batch.items():
-                if hasattr(bot, "play_vector"):
-                    points, moved = bot.play_vector(game, self._owner == key)
-                    if moved.any():
-                        compiled_moved = True
-                        self._pay(points, moved)
-                        self._give_decks(moved)
-            current = game.current
-            owners = np.where(current >= 0, self._owner[rows, np.maximum(current, 0)], LEARNER)
-            waiting = owners != LEARNER
-            if not waiting.any():
-                return
-            if compiled_moved:
-                continue  # the tables it left for a deck have one now
-            moving = np.flatnonzero(waiting)  # observed and asked: only the tables where a bot is to act
-            observations, masks, owners = game.observe(tables=moving), game.legal_mask()[moving], owners[moving]
-            actions = np.zeros(self.num_envs, dtype=np.int64)
-            for key, bot in self._batch.items():
-                mine = owners == key
-                if mine.all():  # one bot at every moving table (the usual case): no copies
-                    actions[moving] = bot.act_batch(observations, masks)
-                elif mine.any():
-                    actions[moving[mine]] = bot.act_batch(observations[mine], masks[mine])
-            for i in np.flatnonzero(owners == OWN_BOT):
-                t = moving[i]
-                bot = self._bots[t][current[t]]
-                actions[t] = bot.act({"observation": observations[i], "action_mask": masks[i].view(np.int8)})
-            self._pay(game.step(actions, tables=waiting), waiting)
-            self._give_decks(waiting)
+    def _bots_moved(self, moved: np.ndarray, points: np.ndarray) -> None:
+        """The arena's hook after each step of the bots: pay the learner."""
+        self._pay(points, moved)
 
     def _pay(self, points: np.ndarray, tables: np.ndarray) -> None:
         """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start,
         zero at the tables that did not move)."""
-        if self.reward_mode == "points":
-            self._pending += (points[:, 0] - points[:, 1]) * self._sign
-            return
-        winner = self.game.winner
-        won = tables & (winner >= 0)
-        if won.any():
-            self._pending += np.where(won, np.where(winner == self.team, 1.0, -1.0), 0.0)
-
-    def _give_decks(self, tables: np.ndarray) -> None:
-        """Keep ``DECKS_AHEAD`` decks queued at each live table in ``tables``, drawn from its
-        episode's deck generator: one permutation per deal, the draws ``Game`` makes (drawing
-        ahead changes nothing dealt: the generator is the episode's alone)."""
-        self.game._queue_drawn(self._deck_rng, tables, DECKS_AHEAD)
+        sign = np.where(self.team == 0, self.reward_scale, -self.reward_scale)
+        self.pending += team_gain(points, self.game.winner, tables, self.reward_mode) * sign
 
     def _end_info(self, info: dict[str, Any], ended: np.ndarray) -> None:
         game = self.game
@@ -440,11 +462,14 @@ class AllFoursVectorEnv(VectorEnv):
         """Each table's observation for its learner seat to act (its team's first seat once over)."""
         game = self.game
         current = game.current
-        observations = game.observe(seats=np.where(current >= 0, current, self.team))
+        seats = np.where(current >= 0, current, self.team)
+        observations = game.observe(seats=seats)
         legal = game.legal_mask()
         self._masks = legal.astype(np.int8)
         if self.policy_input is not None:
             observations = self.policy_input[1](observations, legal)
+        if self.critic_sees_hands:
+            observations = np.concatenate([observations, game.other_hands(seats)], axis=1)
         if self.dict_observation:
             return {OBS_KEY: observations, MASK_KEY: self._masks.copy()}
         return observations
@@ -453,6 +478,26 @@ class AllFoursVectorEnv(VectorEnv):
         info[MASK_KEY] = self._masks.copy()
         info[f"_{MASK_KEY}"] = np.ones(self.num_envs, dtype=bool)
         return info
+
+
+def _like(name: str, value: Any, mine: np.ndarray) -> np.ndarray:
+    """A copy of ``value`` if it is an array shaped and typed as ``mine``; else a ValueError."""
+    if not (isinstance(value, np.ndarray) and value.dtype == mine.dtype and value.shape == mine.shape):
+        raise ValueError(f"state[{name!r}] must be a {mine.dtype} array of shape {mine.shape}")
+    return value.copy()
+
+
+def _check_tables(arrays: dict[str, np.ndarray], fixed_team: int | None) -> None:
+    """A ValueError unless every table's team, pending reward, deal and episode count are in range."""
+    team, pending = arrays["team"], arrays["pending"]
+    if not np.isin(team, (0, 1) if fixed_team is None else (fixed_team,)).all():
+        raise ValueError(f"state['team'] must hold {'0 or 1' if fixed_team is None else fixed_team} at every table")
+    if not (np.isfinite(pending).all() and (np.abs(pending) <= MAX_PENDING).all()):
+        raise ValueError(f"state['pending'] must be finite, within +-{MAX_PENDING:,}")
+    if (arrays["deal_seen"] < 0).any():
+        raise ValueError("state['deal_seen'] must not be negative")
+    if (arrays["episodes"] < 0).any():
+        raise ValueError("state['episodes'] must not be negative")
 
 
 def _row(observations: Any, t: int) -> Any:

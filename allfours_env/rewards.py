@@ -1,19 +1,43 @@
-"""Rewards from the engine's event log, shared by the AEC env and the single-agent env.
+"""Rewards: one rule for every env, from what a step scored to what each team is paid.
 
-``reward="match"``: the match end pays 1 to the winning team. ``reward="points"``: every award
-(kick, give one, high, low, jack, hang jack, game) pays its points to the scoring team. Both
-envs are zero-sum: what a team is paid, the other team loses.
+``reward="match"``: the end of a match pays 1 to the winning team. ``reward="points"``: every
+award (kick, give one, high, low, jack, hang jack, game) pays its points to the scoring team.
+Every env is zero-sum: what a team is paid, the other team loses. :func:`team_gain` applies the
+rule to one step of many tables (the vector env, the warm start's recording); the AEC env reads
+a step's awards from its event log (:func:`step_points`) and applies the same function.
 """
 
 from __future__ import annotations
 
-from .engine import AWARD_KINDS, MATCH_END, Event
+from collections.abc import Iterable
+
+import numpy as np
+
+from .engine import AWARD_KINDS, Event
 
 REWARD_MODES = ("match", "points")
 
 
-def event_reward(event: Event, mode: str) -> int:
-    """What ``event`` pays to its team (``event.team``) under reward ``mode``; 0 for most events."""
+def team_gain(points: np.ndarray, winner: np.ndarray, moved: np.ndarray, mode: str) -> np.ndarray:
+    """What team 0 gains at each table in one step (team 1 gains its negative): with "points" its
+    points less the other team's (``points`` (n, 2)); with "match" +1 or -1 at each table in
+    ``moved`` where a match has just been won (``winner`` >= 0), else 0."""
     if mode == "points":
-        return event.points if event.kind in AWARD_KINDS else 0
-    return 1 if event.kind == MATCH_END else 0
+        return (points[:, 0] - points[:, 1]).astype(np.float64)
+    won = moved & (winner >= 0)
+    return np.where(won, np.where(winner == 0, 1.0, -1.0), 0.0)
+
+
+def step_points(events: Iterable[Event]) -> np.ndarray:
+    """int64 (2,): the points each team was awarded in ``events``."""
+    points = np.zeros(2, dtype=np.int64)
+    for event in events:
+        if event.kind in AWARD_KINDS:
+            points[event.team] += event.points
+    return points
+
+
+def points_scale(mode: str, target_score: int) -> float:
+    """The factor training puts on rewards: 1 / target score for "points" (a match's returns
+    within about +-1, as with "match"), 1 for "match"."""
+    return 1.0 / target_score if mode == "points" else 1.0

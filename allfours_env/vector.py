@@ -76,6 +76,7 @@ class KernelArrays(NamedTuple):
 
 RESET_OPTIONS = ("decks", "dealer", "scores")
 MAX_TABLES = 2**22  # about 4M tables: a few GB of state, where a mistyped count would ask for terabytes
+OTHER_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands, as a critic reads them (other_hands)
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
 _UNDERTRUMP = {
     "allowed": k.UNDER_ALLOWED,
@@ -158,14 +159,19 @@ class VectorGame:
         self._rng = streams
         return self._start(everywhere, dealers, scores, decks)
 
-    def restart(self, tables: np.ndarray, options: Sequence[dict | None] | None = None) -> np.ndarray:
+    def restart(
+        self, tables: np.ndarray, options: Sequence[dict | None] | None = None, streams: np.ndarray | None = None
+    ) -> np.ndarray:
         """Start a new match at every table where the bool array ``tables`` is True; the others go
         on. ``options``: None (score 0-0, dealer by the ``first_dealer`` rule, decks from the
         table's stream), or a list of ``n`` dicts or Nones as :meth:`reset` takes them (entries of
         tables not restarted are ignored); bad ones raise a ValueError and change nothing.
+        ``streams`` (uint64 (n,)), if given, seeds the random streams of the restarted tables.
         Returns the points each team gained at each restarted table from its first kick."""
         tables = self._check_tables(tables)
         decks, dealers, scores = self._starts(tables, options)
+        if streams is not None:
+            self._rng[tables] = np.asarray(streams, dtype=np.uint64)[tables]
         return self._start(tables, dealers, scores, decks)
 
     def _starts(
@@ -258,13 +264,6 @@ class VectorGame:
         self._make_room(int(counts.max()) + 1)
         self._given[tables, counts] = decks
         self._n_given[tables] = counts + 1
-
-    def _queue_drawn(self, streams: np.ndarray, tables: np.ndarray, ahead: int) -> None:
-        """Queue decks drawn from ``streams`` (uint64 (n, numpy_random.STATE_WORDS): a numpy
-        generator per table, each deck its ``permutation(52)``) until each live table of the bool
-        array ``tables``, and each about to start, has ``ahead`` waiting."""
-        while k.queue_drawn(streams, self._st, self._given, self._n_given, tables, ahead):
-            self._make_room(self._given.shape[1] + 1)
 
     def _make_room(self, decks: int) -> None:
         """Room in the deck queues for ``decks`` decks a table (they grow by doubling)."""
@@ -366,6 +365,14 @@ class VectorGame:
         """uint64 (n, 4): each seat's hand as a bit set (bit c = card c), seat 0 first. Hidden
         information: for centralized critics and search, never for a policy's input."""
         return self._bs[:, k.HAND : k.HAND + N_SEATS].copy()
+
+    def other_hands(self, seats: np.ndarray) -> np.ndarray:
+        """float32 (n, OTHER_HANDS_SIZE): at each table the hands of the three seats after
+        ``seats[t]`` (next, partner, previous; 52 card flags each): what a critic may read in
+        training ("perfect-training, imperfect-execution") and a policy may not."""
+        others = self._bs[np.arange(self.n)[:, None], k.HAND + (seats[:, None] + np.arange(1, N_SEATS)) % N_SEATS]
+        bits = np.unpackbits(others[..., None].view(np.uint8), axis=-1, bitorder="little")  # (n, 3, 64)
+        return bits[..., :N_CARDS].reshape(self.n, OTHER_HANDS_SIZE).astype(np.float32)
 
     def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(st, bs, params)``: the state arrays and rule parameters, for compiled policies that

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import actions, cards, numpy_random, observation
+from . import actions, cards, observation
 from .actions import (
     BEG,
     CARDS_DEALT,
@@ -492,24 +492,6 @@ def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, param
 
 
 @njit(cache=True, nogil=True)
-def queue_drawn(streams, st, given, n_given, tables, ahead):
-    """Queue ``numpy_random.permutation`` draws of ``streams[t]`` at every table with ``tables[t]``
-    that is live or about to start (no deck dealt yet) until ``ahead`` decks wait for its next
-    deals; returns True (after queueing what fits) if a queue needs more room."""
-    short = False
-    for t in range(st.shape[0]):
-        if not tables[t] or st[t, PHASE] >= DEAL_OVER and st[t, NEXT_DECK] > 0:
-            continue
-        while n_given[t] - st[t, NEXT_DECK] < ahead:
-            if n_given[t] == given.shape[1]:
-                short = True
-                break
-            numpy_random.permutation(streams, t, given[t, n_given[t]])
-            n_given[t] += 1
-    return short
-
-
-@njit(cache=True, nogil=True)
 def legal_masks(st, bs, params, out):
     """out[t, a] = whether action a is legal at table t (bool, all False when it is over)."""
     for t in range(st.shape[0]):
@@ -602,7 +584,7 @@ def sample_legal_all(st, bs, params, uniforms, out):
             out[t] = lowest(bits)
 
 
-# The kernels compile in constants of actions, cards and observation, and numpy_random's
-# generator: a change there must recompile them (and any kernel elsewhere that compiles these in).
-COMPILED_IN = (actions, cards, numpy_random, observation)
+# The kernels compile in constants of actions, cards and observation: a change there must
+# recompile them (and any kernel elsewhere that compiles these in).
+COMPILED_IN = (actions, cards, observation)
 cache_depends_on(kernels_of(__name__), COMPILED_IN)

@@ -21,14 +21,9 @@ import time
 import ray
 import torch
 
+from train.league import League
 from train.rllib.config import load_rllib_config
-from train.rllib.run import algorithm_config
-
-try:  # the league inside the vector env (absent before the vector env: the multi-agent adapter)
-    from train.rllib.league import LeagueWeights
-    from train.rllib.run import send_league
-except ImportError:
-    LeagueWeights = send_league = None
+from train.rllib.run import algorithm_config, send_league
 
 
 def trained_steps(result: dict) -> int:
@@ -41,8 +36,7 @@ def trained_steps(result: dict) -> int:
 def measure(config, iterations: int) -> tuple[float, float, float, float]:
     algo = algorithm_config(config).build_algo()
     try:
-        if send_league is not None:
-            send_league(algo, LeagueWeights(config.league_size, config.snapshot_every), 0, 0, everything=True)
+        send_league(algo, League(config.opponents, config.max_snapshots, config.seed), snapshot=False, everything=True)
         algo.train()  # warm-up: compiles, fills the pipelines
         steps = samples = sampling = learning = 0.0
         start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Many boards at once: both matches of every board as tables of the vector engine (an arena).
 
-:func:`play_boards` plays a run of boards of one pair through :class:`agents.arena.Arena` and
+:func:`play_boards` plays a run of boards of one pair through :class:`allfours_env.arena.Arena` and
 returns the same :class:`~eval.play.BoardRecord` per board that :func:`eval.play.play_board`
 gives (tested): each table deals the decks of its board's generator, one as each deal begins,
 from the board's first dealer; each bot instance is reset with the board's seed for its seat; a
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from agents import Bot
-from agents.arena import Arena
+from allfours_env.arena import Arena
 from allfours_env.actions import EVENT_KINDS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.rules import Rules
@@ -78,7 +78,8 @@ def play_boards(
     ]  # fmt: skip
     tally = _Tally(a_team)
     tally(np.ones(n, dtype=bool), *game.event_buffers())  # the first deal's kicks
-    arena = Arena(game, bots, [lambda rng=rng: rng.permutation(N_CARDS).tolist() for rng in decks], tally)
+    decks_of = [lambda rng=rng: rng.permutation(N_CARDS).tolist() for rng in decks]
+    arena = Arena(game, bots, decks_of, lambda moved, points: tally(moved, *game.event_buffers()))
     arena.run()
     scores, deals = game.scores, game.deal_number
     return [

@@ -1,12 +1,12 @@
-"""sb3-contrib's MaskablePPO on the All Fours Gymnasium vector env, through a thin adapter.
+"""sb3-contrib's MaskablePPO on the All Fours Gymnasium vector env, through the project's adapter.
 
     python examples/sb3_maskable_ppo.py [--total-steps 200000] [--num-envs 64] [--out maskable_ppo.npz]
 
-Stable-Baselines3 steps its own ``VecEnv`` API, not Gymnasium's ``VectorEnv``: :class:`SB3VecEnv`
-below maps one onto the other for an env that resets a table in the step that ends its episode
-(``autoreset_mode="SameStep"``): SB3's ``dones`` are ``terminated | truncated``, the final
-observation goes into ``info["terminal_observation"]`` as SB3 expects, and
-``env_method("action_masks")`` (what MaskablePPO calls) reads the env's masks. A progress line
+Stable-Baselines3 steps its own ``VecEnv`` API, not Gymnasium's ``VectorEnv``:
+:class:`train.learner_env.LearnerVecEnv`, the adapter ``python -m train`` uses, maps one onto the
+other for an env that resets a table in the step that ends its episode
+(``autoreset_mode="SameStep"``): SB3's ``dones``, the final observation in
+``info["terminal_observation"]``, and ``env_method("action_masks")`` (what MaskablePPO calls). A progress line
 comes every 10 seconds; the trained policy is written in the project's ``.npz`` policy format
 (``--out``: ``agents.make`` and ``python -m eval`` read it) and played against ``rule_based``.
 """
@@ -15,68 +15,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.vector import AutoresetMode
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 import agents
 from agents.policy import PolicyBot, save_weights, weights_from_policy
 from eval import evaluate
-
-
-class SB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` over a Gymnasium ``VectorEnv`` with masks and SAME_STEP autoreset."""
-
-    def __init__(self, env: Any):
-        if env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
-            raise ValueError("SB3VecEnv needs an env made with autoreset_mode='SameStep'")
-        super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
-        self.env, self._actions = env, np.zeros(env.num_envs, dtype=np.int64)
-
-    def reset(self) -> np.ndarray:
-        observations, _ = self.env.reset(seed=self._seeds[0])  # SB3's seed(s): table i gets s + i
-        self._reset_seeds()
-        return observations
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64)
-
-    def step_wait(self) -> tuple:
-        observations, rewards, terminated, truncated, info = self.env.step(self._actions)
-        dones = terminated | truncated
-        infos: list[dict] = [{} for _ in range(self.num_envs)]
-        for t in np.flatnonzero(dones):
-            infos[t]["terminal_observation"] = info["final_obs"][t]
-            infos[t]["TimeLimit.truncated"] = bool(truncated[t] and not terminated[t])
-        return observations, rewards.astype(np.float32), dones, infos
-
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        if method_name != "action_masks":
-            raise AttributeError(f"SB3VecEnv calls only action_masks, not {method_name!r}")
-        return list(self.env.action_masks()[self._get_indices(indices)])
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        value = self.action_masks if attr_name == "action_masks" else None  # SB3 asks for render_mode
-        if attr_name not in ("action_masks", "render_mode"):
-            raise AttributeError(f"SB3VecEnv has no per-env attribute {attr_name!r}")
-        return [value] * len(self._get_indices(indices))
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        raise AttributeError(f"SB3VecEnv has no per-env attribute {attr_name!r} to set")
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
-
-    def action_masks(self) -> np.ndarray:
-        return self.env.action_masks()
-
-    def close(self) -> None:
-        self.env.close()
+from train.learner_env import LearnerVecEnv
 
 
 class Progress(BaseCallback):
@@ -118,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     env = agents.vector_env(args.num_envs, "expert", layout=3, reward="points", autoreset_mode="SameStep")
-    model = MaskablePPO("MlpPolicy", SB3VecEnv(env), n_steps=64, batch_size=1024, seed=args.seed, verbose=0)
+    model = MaskablePPO("MlpPolicy", LearnerVecEnv(env, seed=args.seed), n_steps=64, batch_size=1024, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.total_steps, callback=Progress(args.total_steps))
     weights = weights_from_policy(model.policy)
     save_weights(weights, args.out)

@@ -9,7 +9,7 @@ tensors and Adam's state; whole files cut, replaced by garbage, a FIFO, a folder
 (``train.run._restore``), in this process, each under a deadline. Each case must be a ResumeError
 naming the checkpoint, or a restore after which a rollout of training runs.
 
-The vector engine's own arrays (``env_state.selfplay.game``) are checked by
+The vector engine's own arrays (``env_state.learner.tables.game``) are checked by
 ``VectorGame.set_state``; their cases run in a forked child, so that a crash there fails a test
 instead of ending this one.
 """
@@ -55,7 +55,7 @@ CONFIG = {
 CASES = 110  # in this process (about 0.1 s each)
 GAME_CASES = 24  # the engine's arrays, in a child process
 DEADLINE = 20.0  # seconds a case may take: far more than any does, far less than a hang
-GAME_PATH = ("dict", "env_state", "dict", "selfplay", "dict", "game")
+GAME_PATH = ("dict", "env_state", "dict", "learner", "dict", "tables", "dict", "game")
 FILES = ("state.json", "state.npz", "model.zip")
 
 
@@ -489,8 +489,8 @@ ISSUE_CASES = {  # issue 40, item 7, and what else crashed the same way
         set_json(("dict", "numpy_global_rng", "tuple", 2), 10**6), "numpy_global_rng position must be in 0 .. 624"
     ),
     "pcg64_huge": (
-        set_json(("dict", "env_state", "dict", "selfplay", "dict", "rng", "dict", "state", "dict", "state"), 2**200),
-        "the tables' generator state must be in 0 ..",
+        set_json(("dict", "env_state", "dict", "learner", "dict", "league", "dict", "rng", "dict", "state", "dict", "state"), 2**200),
+        "the league's generator state must be in 0 ..",
     ),
     "deque_maxlen": (set_json((*SB3, "ep_info_buffer", "maxlen"), 10**30), "is not a state node"),
 }  # fmt: skip

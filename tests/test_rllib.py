@@ -32,7 +32,7 @@ from train.config import ConfigError  # noqa: E402
 from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config  # noqa: E402
 from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_env  # noqa: E402
 from train.rllib.export import weights_from_module_state  # noqa: E402
-from train.rllib.league import League, LeagueWeights  # noqa: E402
+from train.league import League  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
 from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
 
@@ -47,7 +47,7 @@ train_batch_size: 500
 minibatch_size: 250
 num_epochs: 1
 net_arch: [32]
-league_size: 2
+max_snapshots: 2
 snapshot_every: 400
 eval_every: 1000
 eval_boards: 2
@@ -68,7 +68,7 @@ def runner_of(config: RLlibConfig) -> SingleAgentEnvRunner:
     register_env(ENV_NAME, make_vector_env)
     runner = SingleAgentEnvRunner(config=algorithm_config(config))
     weights = module_weights(runner.module)
-    league_of(runner.env).set_weights(weights, {slot: weights for slot in range(config.league_size)})
+    league_of(runner.env).update(weights, snapshot=True)
     return runner
 
 
@@ -100,26 +100,24 @@ def test_rllib_samples_the_vector_env_in_its_own_episodes(tmp_path, reward):
 
 
 def test_the_league_draws_from_the_tables_generators_and_keeps_its_snapshots(tmp_path):
-    league = League(seed=0, self_play=0.5, size=3)
-    drawn = [league(np.random.default_rng(i)) for i in range(200)]
-    assert {id(o) for o in drawn} == {id(league.main), *(id(s) for s in league.snapshots)}
-    assert [id(league(np.random.default_rng(i))) for i in range(200)] == [id(o) for o in drawn]
+    league = League({"self": 0.5, "snapshot": 0.5}, max_snapshots=3, seed=0)
     with pytest.raises(RuntimeError, match="no weights yet"):
-        league.main.act_batch(np.zeros((1, 10), np.float32), np.ones((1, 56), bool))
+        league.current.act_batch(np.zeros((1, 10), np.float32), np.ones((1, 56), bool))
     weights = load_weights(PRETRAINED)
-    keeper = LeagueWeights(size=3, snapshot_every=100)
-    assert set(keeper.update(weights, 0, 0)) == {0, 1, 2}  # the start: every slot
-    assert keeper.update(weights, 0, 90) == {}
-    assert set(keeper.update(weights, 90, 210)) == {1}  # the second snapshot due: slot 1
-    keeper.save(tmp_path)
-    again = LeagueWeights(size=3, snapshot_every=100)
-    again.load(tmp_path)
-    for a, b in zip(keeper.snapshots, again.snapshots, strict=True):
-        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
-    league.set_weights(weights, dict(enumerate(again.snapshots)))
+    for _ in range(4):
+        league.update(weights, snapshot=True)
+    drawn = [league(np.random.default_rng(i)) for i in range(200)]
+    assert {id(o) for o in drawn} == {id(league.current), *(id(s) for s in league.snapshots)}
+    assert [id(league(np.random.default_rng(i))) for i in range(200)] == [id(o) for o in drawn]
+    league.save(tmp_path)
+    again = League({"self": 0.5, "snapshot": 0.5}, max_snapshots=3, seed=1)
+    again.load(tmp_path, weights)
+    assert again.taken == 4
+    for a, b in zip(league.snapshots, again.snapshots, strict=True):
+        assert a.weights.keys() == b.weights.keys() and all(np.array_equal(a.weights[k], b.weights[k]) for k in a.weights)
     env = agents.vector_env(3, "random", dict_observation=True)
     seen, info = env.reset(seed=0)
-    actions = league.snapshots[0].act_batch(seen["observation"], info["action_mask"] > 0)
+    actions = again.snapshots[0].act_batch(seen["observation"], info["action_mask"] > 0)
     assert all(info["action_mask"][t, a] for t, a in enumerate(actions))
 
 
@@ -209,8 +207,8 @@ def test_config_errors_name_the_key(tmp_path):
     bad.write_text("num_env_runner: 2\n")
     with pytest.raises(ConfigError, match=r"unknown option\(s\) \['num_env_runner'\]"):
         load_rllib_config(bad)
-    with pytest.raises(ConfigError, match=r"self_play must be a finite number in \[0, 1\]"):
-        load_rllib_config(RLLIB_CONFIG, self_play=2.0)
+    with pytest.raises(ConfigError, match=r"opponents needs weights with a positive sum"):
+        load_rllib_config(RLLIB_CONFIG, opponents={"self": 0.0})
 
 
 def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_path, capsys, monkeypatch):

@@ -1,5 +1,6 @@
-"""The single-agent Gymnasium env (allfours_env/single.py): checker, rewards against the award
-log, illegal actions, bot sources, replays, checkpoints, and a short MaskablePPO run."""
+"""The single-agent Gymnasium env (allfours_env/single.py, the vector env's one-table view):
+checker, rewards against the scores, illegal actions, bot sources, replays, checkpoints, and a
+short MaskablePPO run."""
 
 from __future__ import annotations
 
@@ -11,11 +12,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agents
-import allfours_env
 from agents import single_agent_env
-from allfours_env import OBS_SIZE, SingleAgentEnv, parse_card
-from allfours_env.engine import AWARD_KINDS, PLAYED
-from allfours_env.observation import encode
+from allfours_env import SingleAgentEnv, parse_card
+from allfours_env.observation import decode
 from allfours_env.single import ILLEGAL_REWARD
 
 
@@ -29,12 +28,13 @@ def play_episode(env: SingleAgentEnv, seed: int) -> tuple[float, int, bool]:
     total, steps = 0.0, 0
     while True:
         mask = env.action_masks()
-        game = env.match.game
-        assert env.match.bots[game.current] is None, "the learner is asked to act for a bot's seat"
-        assert game.current % 2 == env.team
-        assert mask.nonzero()[0].tolist() == game.legal_actions()
-        np.testing.assert_array_equal(obs[:OBS_SIZE], encode(game, game.current))
-        events_before = len(game.events)
+        game = env.game
+        seat = int(game.current[0])
+        assert env.bots[seat] is None, "the learner is asked to act for a bot's seat"
+        assert seat % 2 == env.team
+        assert mask.nonzero()[0].tolist() == np.flatnonzero(game.legal_mask()[0]).tolist()
+        np.testing.assert_array_equal(obs, game.observe()[0])
+        bot_moves = env.table.arena.moves.sum()
         legal = np.flatnonzero(mask)
         obs, reward, terminated, truncated, _ = env.step(int(legal[picker.integers(len(legal))]))
         total += reward
@@ -42,13 +42,13 @@ def play_episode(env: SingleAgentEnv, seed: int) -> tuple[float, int, bool]:
         assert not truncated
         if terminated:
             assert not env.action_masks().any()
-            plays_after = [e for e in game.events[events_before:] if e.kind == PLAYED]
-            return total, steps, len(plays_after) > 1
+            return total, steps, env.table.arena.moves.sum() > bot_moves
 
 
-def award_balance(game: allfours_env.Game, team: int) -> int:
-    """The learner team's points minus the other team's, from the engine's award log."""
-    return sum((e.points if e.team == team else -e.points) for e in game.events if e.kind in AWARD_KINDS)
+def lead(env: SingleAgentEnv) -> int:
+    """The learner team's points minus the other team's (each award counted once in the scores)."""
+    scores = env.game.scores[0]
+    return int(scores[env.team] - scores[1 - env.team])
 
 
 @pytest.mark.parametrize("partner", [None, "rule_based"])
@@ -58,8 +58,7 @@ def test_points_reward_is_the_award_log_for_the_learners_team(partner):
     for seed in range(60):
         total, _, bot_last = play_episode(env, seed)
         bots_moved_last += bot_last
-        game = env.match.game
-        assert total == award_balance(game, env.team) == game.scores[env.team] - game.scores[1 - env.team]
+        assert total == lead(env)
     assert bots_moved_last > 5  # the final award after a bot's move reaches the learner
 
 
@@ -68,14 +67,14 @@ def test_match_reward_and_fixed_team():
     for seed in range(20):
         total, _, _ = play_episode(env, seed)
         assert env.team == 1
-        assert total == (1.0 if env.match.game.winner == 1 else -1.0)
+        assert total == (1.0 if env.game.winner[0] == 1 else -1.0)
 
 
 def test_deal_episodes_end_after_one_deal():
     env = single_agent_env("rule_based", reward="points", episode="deal")
     for seed in range(10):
         total, _, _ = play_episode(env, seed)
-        assert env.match.game.deal_number == 1 and total == award_balance(env.match.game, env.team)
+        assert env.game.deal_number[0] == 1 and total == lead(env)
 
 
 def test_gymnasium_check_env():
@@ -85,45 +84,46 @@ def test_gymnasium_check_env():
         check_env(single_agent_env("random", partner="random", reward="points", illegal="lose"), skip_render_check=True)
 
 
-def test_an_illegal_action_raises_the_aec_error_and_changes_nothing():
+def test_an_illegal_action_raises_a_clear_error_and_changes_nothing():
     env = single_agent_env("rule_based")
     env.reset(seed=3)
     rng = np.random.default_rng(0)
     for _ in range(20):
         mask = env.action_masks().copy()
         illegal = int(rng.choice(np.flatnonzero(mask == 0)))
-        game = env.match.game
-        events = list(game.events)
-        with pytest.raises(ValueError) as raised:
-            copy.deepcopy(game).step(illegal)  # what the AEC env raises: the engine's message
-        with pytest.raises(ValueError, match="cannot take action") as ours:
+        before = env.get_state()
+        with pytest.raises(ValueError, match="cannot take action") as raised:
             env.step(illegal)
-        assert str(ours.value) == str(raised.value)
-        assert game.events == events and (env.action_masks() == mask).all()
+        assert "legal" in str(raised.value)
+        after = env.get_state()
+        assert all(np.array_equal(before["table"]["game"][k], after["table"]["game"][k]) for k in before["table"]["game"])
+        assert (env.action_masks() == mask).all()
         _, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         if terminated:
             break
+    with pytest.raises(ValueError, match="an action is an int 0..55"):
+        env.step(2.0)
 
 
 def test_illegal_lose_mode_ends_the_episode_without_playing():
     env = single_agent_env("rule_based", illegal="lose", reward="points")
     env.reset(seed=5)
-    game = env.match.game
-    events = list(game.events)
+    before = env.game.get_state()
     illegal = int(np.flatnonzero(env.action_masks() == 0)[0])
     _, reward, terminated, _, info = env.step(illegal)
     assert terminated and info["illegal_action"] == illegal
-    assert reward == award_balance(game, env.team) + ILLEGAL_REWARD  # kick points of the deal, then the penalty
-    assert game.events == events and not env.action_masks().any()
+    assert reward == lead(env) + ILLEGAL_REWARD  # kick points of the deal, then the penalty
+    assert all(np.array_equal(before[k], env.game.get_state()[k]) for k in before) and not env.action_masks().any()
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(0)
 
 
 def test_reset_with_a_seed_replays_the_episode():
     env = single_agent_env("random", reward="points")
-    first = [play_episode(env, 11), list(env.match.game.events)]
+    first = [play_episode(env, 11), env.game.get_state()]
     env.reset(seed=99)
-    assert [play_episode(env, 11), list(env.match.game.events)] == first
+    again = [play_episode(env, 11), env.game.get_state()]
+    assert again[0] == first[0] and all(np.array_equal(first[1][k], again[1][k]) for k in first[1])
 
 
 def test_state_round_trip_continues_identically():
@@ -147,8 +147,8 @@ def test_bot_sources_and_bad_arguments():
     expert = agents.make("expert")
     env = single_agent_env(expert, partner=lambda rng: agents.make("random"), team=0)
     env.reset(seed=1)
-    assert env.match.bots[1] is env.match.bots[3] is expert and env.match.bots[0] is None
-    assert env.match.bots[2].name == "random"
+    assert env.bots[1] is env.bots[3] is expert and env.bots[0] is None
+    assert env.bots[2].name == "random"
     with pytest.raises(ValueError, match="unknown bot 'nobody'"):
         single_agent_env("nobody")
     with pytest.raises(TypeError, match="not the class"):
@@ -182,12 +182,13 @@ def test_reset_options_fix_the_deal_and_bad_ones_change_nothing():
     env = single_agent_env("random", team=0, reward="points")
     deck = list(range(52))
     env.reset(seed=0, options={"decks": [deck], "dealer": 3, "scores": [5, 9]})
-    game = env.match.game
-    assert game.deck == deck and game.events[0].seat == 3 and game.events[0].kind == "deal"
-    assert game.kick == deck[24] == parse_card("KD") and game.scores == [5, 9]  # a king kicks no points
-    match = env.match
+    view = decode(env.game.observe()[0])
+    assert view.dealer == 3 and view.scores == (5, 9)
+    assert view.kick == deck[24] == parse_card("KD")  # a king kicks no points
+    before = env.get_state()
     for options, message in (({"decks": [[0] * 52]}, "not a permutation"), ({"dealer": 4}, "dealer must be"),
                              ({"deck": deck}, "unknown reset option")):  # fmt: skip
         with pytest.raises(ValueError, match=message):
             env.reset(seed=1, options=options)
-        assert env.match is match
+        after = env.get_state()
+        assert all(np.array_equal(before["table"]["game"][k], after["table"]["game"][k]) for k in before["table"]["game"])

@@ -59,7 +59,7 @@ def test_the_env_api_refuses_a_tampered_game():
     env = single_agent_env("random")
     env.reset(seed=3)
     state = copy.deepcopy(env.get_state())
-    state["game"]._core._st[0, k.CURRENT] = 40_000_000
+    state["table"]["game"]["st"][0, k.CURRENT] = 40_000_000
     with pytest.raises(ValueError, match="st column 1 must be"):
         single_agent_env("random").set_state(state)
 

@@ -254,7 +254,7 @@ def object_array_npz(path: Path, marker: Path) -> None:
 def drop_game_state(folder: Path) -> None:
     """A state that reads as data but lacks the vector engine's arrays: it does not fit the run."""
     state = json.loads((folder / "state.json").read_text())
-    del state["dict"]["env_state"]["dict"]["selfplay"]["dict"]["game"]
+    del state["dict"]["env_state"]["dict"]["learner"]["dict"]["tables"]["dict"]["game"]
     (folder / "state.json").write_text(json.dumps(state))
 
 

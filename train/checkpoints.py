@@ -224,7 +224,7 @@ def load_state(folder: Path, max_json_bytes: int, max_array_bytes: int) -> dict[
         raise ResumeError(f"cannot read the state of {folder}: {err}") from None
     try:
         keys("the state", state, STATE_KEYS)
-        keys("env_state", state["env_state"], ("selfplay", "monitor"))
+        keys("env_state", state["env_state"], ("learner", "monitor"))
     except ValueError as err:
         raise ResumeError(f"{path} is not a checkpoint state: {err}") from None
     return state

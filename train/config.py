@@ -22,12 +22,13 @@ import yaml
 
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
 from agents.search import MAX_WORLDS
-from allfours_env.cards import N_CARDS, N_SEATS, N_SUITS
+from allfours_env.cards import N_SUITS
 from allfours_env.rules import Rules
+from allfours_env.vector import OTHER_HANDS_SIZE
 
-SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's own networks (train/opponents.py)
+SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/league.py)
 POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
-HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/selfplay.py)
+HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/learner_env.py)
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
 # installed from a wheel (pyproject.toml installs configs/ as train/configs/).
@@ -37,7 +38,6 @@ DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 RUN_CONFIG_FILE = "config.yaml"  # the config of a run, in its folder
 LABEL_BYTES = 700  # a label (or a relabelling) held for the fit: its input's non-zeros, mask, values (measured: 1.55 GB for 2.8M)
 BASE_BYTES = 2**29  # what a run takes besides the parts memory_needs() counts: Python, torch, numba, the engine
-HIDDEN_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands a critic_sees_hands critic reads (train.selfplay)
 
 
 class ConfigError(ValueError):
@@ -122,12 +122,10 @@ class TrainConfig:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         if self.reward not in ("points", "match"):
             raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
-        if not self.opponents or sum(self.opponents.values()) <= 0:
-            raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
-        pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
+        check_opponents(self.opponents)
         imitate = [self.imitate] if self.imitate else []
         bots = {
-            "imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents,
+            "imitate": imitate, "eval_opponents": self.eval_opponents,
             "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
             "distil_eval": list(self.distil_eval),
         }  # fmt: skip
@@ -194,7 +192,6 @@ INTEGER_RANGES = {
     "train_batch_size": (1, MAX_BATCH),
     "minibatch_size": (1, MAX_BATCH),
     "num_epochs": (1, MAX_EPOCHS),
-    "league_size": (1, MAX_SNAPSHOTS),
 }
 ZERO_MEANS = {"label_confirm": "off", "distil_suit_copies": "none", "label_workers": "every core",
               "num_env_runners": "sample in the trainer"}  # fmt: skip
@@ -211,7 +208,6 @@ NUMBER_RANGES = {
     "vf_coef": (0.0, MAX_COEF, True),
     "max_grad_norm": (0.0, MAX_COEF, False),
     "checkpoint_minutes": (0.0, MAX_MINUTES, False),
-    "self_play": (0.0, 1.0, True),  # RLlib: a probability
 }
 # Options that list numbers: (lowest, highest) of each item (of each value, for a mapping).
 ITEM_RANGES = {
@@ -229,7 +225,7 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
     from agents.policy import input_size  # noqa: PLC0415 (light; kept here so that config stays importable first)
     from allfours_env import N_ACTIONS
 
-    inputs = input_size(config.layout) + (HIDDEN_HANDS_SIZE if config.critic_sees_hands else 0)
+    inputs = input_size(config.layout) + (OTHER_HANDS_SIZE if config.critic_sees_hands else 0)
 
     def mlp(width: int, sizes: list[int], out: int) -> int:
         widths = [width, *sizes, out]
@@ -349,6 +345,15 @@ def check_output_dir(path: str) -> None:
             f"output_dir must be a folder's path (no control characters, at most {MAX_PATH_BYTES} bytes), "
             f"got {path[:80]!r}{'...' if len(path) > 80 else ''}"
         )
+
+
+def check_opponents(opponents: dict[str, float]) -> None:
+    """The league's draw weights (train/league.py): a positive sum, and every key self, snapshot or a bot."""
+    if not opponents or sum(opponents.values()) <= 0:
+        raise ConfigError(f"opponents needs weights with a positive sum, got {opponents}")
+    for name in opponents:
+        if name not in (SELF, SNAPSHOT):
+            _check_bot("opponents", name)
 
 
 def _check_bot(key: str, name: str) -> None:

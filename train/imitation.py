@@ -26,14 +26,16 @@ import torch.nn.functional as F
 import agents
 from agents.policy import batch_inputs, input_size
 from allfours_env import N_ACTIONS
+from allfours_env.arena import Arena
+from allfours_env.cards import N_SEATS
+from allfours_env.rewards import points_scale, team_gain
+from allfours_env.vector import OTHER_HANDS_SIZE as HIDDEN_SIZE
 from allfours_env.vector import VectorGame
 
 from .config import TrainConfig
-from .selfplay import HIDDEN_SIZE, hidden_hands
 
 Report = Callable[[int, int], None]  # (done, total)
 RECORD_TABLES = 64
-SEATS = 4
 
 
 @dataclass
@@ -55,67 +57,63 @@ class Demonstrations:
 
 def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demonstrations:
     """Teacher-vs-teacher matches until ``imitation_steps`` decisions are recorded (the matches
-    still going then are cut off: their last rows' returns miss the rest of the match)."""
+    still going then are cut off: their last rows' returns miss the rest of the match), played by
+    :class:`allfours_env.arena.Arena`, every decision written as it is made."""
     size = config.imitation_steps
     rng = np.random.default_rng(seed)
     game = VectorGame(RECORD_TABLES, **config.rules)
-    tables = np.arange(RECORD_TABLES)
     batched = agents.make(config.imitate)
-    if not hasattr(batched, "act_batch"):
-        batched = None
-    teachers = [[agents.make(config.imitate) for _ in range(SEATS)] for _ in tables] if batched is None else []
+    if hasattr(batched, "act_batch"):
+        teachers = [[batched] * N_SEATS for _ in range(RECORD_TABLES)]
+    else:
+        teachers = [[agents.make(config.imitate) for _ in range(N_SEATS)] for _ in range(RECORD_TABLES)]
     data = _allocate(size, input_size(config.layout), config.critic_sees_hands)
     rewards = np.zeros(size, dtype=np.float64)  # paid to the row's team until its next decision
     next_row = np.full(size, -1, dtype=np.int64)  # the same team's next decision at the same table
     last_row = np.full((RECORD_TABLES, 2), -1, dtype=np.int64)  # each team's latest decision per table
-    scale = 1.0 / game.rules.target_score if config.reward == "points" else 0.0
+    scale = points_scale(config.reward, game.rules.target_score)
+    n = 0
 
     def start(which: np.ndarray) -> None:
         for t in np.flatnonzero(which):
-            for teacher in teachers[t] if teachers else ():
+            for teacher in teachers[t] if batched is not teachers[t][0] else ():
                 teacher.reset(int(rng.integers(2**63)))
         last_row[which] = -1
 
-    game.reset(seed=int(rng.integers(2**63)))
-    start(np.ones(RECORD_TABLES, dtype=bool))
-    n = 0
-    if report:
-        report(n, size)  # the phase has begun (a first run then compiles the teacher, if it is numba)
-    while n < size:
-        observations, masks = game.observe(), game.legal_mask()
-        seats = game.current
-        take = min(RECORD_TABLES, size - n)  # the last tick records only as many tables as fit
-        rows = np.arange(n, n + take)
-        if batched is not None:
-            actions = batched.act_batch(observations, masks)
-        else:
-            actions = np.array([
-                teachers[t][seats[t]].act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)})
-                for t in tables
-            ])  # fmt: skip
+    def decided(tables: np.ndarray, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> None:
+        nonlocal n
+        take = min(len(tables), size - n)  # the last tick records only as many tables as fit
+        rows, tables = np.arange(n, n + take), tables[:take]
+        seats = game.current[tables]
         data.observations[rows] = batch_inputs(config.layout, observations[:take], masks[:take])
         if data.hidden is not None:
-            hands = hidden_hands(game, seats)[:take].astype(np.uint8)
-            data.hidden[rows] = np.packbits(hands, axis=1)
+            data.hidden[rows] = np.packbits(game.other_hands(game.current)[tables].astype(np.uint8), axis=1)
         data.masks[rows], data.actions[rows] = masks[:take], actions[:take]
-        teams = seats[:take] % 2
-        previous = last_row[tables[:take], teams]
+        teams = seats % 2
+        previous = last_row[tables, teams]
         next_row[previous[previous >= 0]] = rows[previous >= 0]
-        last_row[tables[:take], teams] = rows
-        points = game.step(actions)
-        gain = (points[:, 0] - points[:, 1]) * scale  # team 0's gain; team 1's is its negative
-        over = game.is_over
-        if config.reward == "match":
-            gain = np.where(over, np.where(game.winner == 0, 1.0, -1.0), 0.0)
+        last_row[tables, teams] = rows
+        n += take
+
+    def stepped(moved: np.ndarray, points: np.ndarray) -> None:
+        gain = team_gain(points, game.winner, moved, config.reward) * scale  # team 0's; team 1's is its negative
         for team, sign in ((0, 1.0), (1, -1.0)):
             paid = last_row[:, team]
             rewards[paid[paid >= 0]] += sign * gain[paid >= 0]
-        n += take
+        over = game.is_over & moved
         if over.any():
             start(over)
             game.restart(over)
         if report:
             report(n, size)
+
+    game.reset(seed=int(rng.integers(2**63)))
+    arena = Arena(game, teachers, on_step=stepped, on_decisions=decided)
+    start(np.ones(RECORD_TABLES, dtype=bool))
+    if report:
+        report(n, size)  # the phase has begun (a first run then compiles the teacher, if it is numba)
+    while n < size:
+        arena.tick()
     returns = np.zeros(size + 1, dtype=np.float64)  # returns[-1]: nothing follows
     for row in range(size - 1, -1, -1):  # a row's next decision comes later: one backward pass
         returns[row] = rewards[row] + config.gamma * returns[next_row[row]]

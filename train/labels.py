@@ -5,7 +5,7 @@
 
 1. a player (``expert``, or a trained policy for a DAgger round) plays whole matches against
    itself, or against ``opponents``, at ``tables`` tables of the vector engine
-   (:class:`agents.arena.Arena`), and every decision of the player with a choice is recorded as
+   (:class:`allfours_env.arena.Arena`), and every decision of the player with a choice is recorded as
    the seat saw it (observation and legal actions);
 2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
    rather than following a few positions move by move;
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from agents.arena import Arena
+from allfours_env.arena import Arena
 from agents.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,

@@ -7,7 +7,7 @@ critic's gradient shapes the features the actor reads, as in most Atari-style PP
 
 Apart (``critic_arch`` set, with ``critic_sees_hands``): the critic has its own trunk and reads
 more than the actor: the policy input followed by the hands of the other three seats
-(:func:`train.selfplay.hidden_hands`), as "perfect-training, imperfect-execution" agents for
+(:meth:`allfours_env.vector.VectorGame.other_hands`), as "perfect-training, imperfect-execution" agents for
 hidden-card games do (PerfectDou, Suphx). The value of a position then no longer has to average
 over the cards the seat cannot see, so advantages are far less noisy; only the actor ships.
 

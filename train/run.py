@@ -4,8 +4,8 @@
    ``runs/<name>/`` and lock it for this run (:mod:`train.run_folder`). A resumed run keeps its
    own saved config (only ``total_steps`` may change, when asked explicitly) and starts from its
    newest intact checkpoint.
-2. Build the self-play env: ``n_envs`` tables of the vector engine in this process, the learner
-   against an opponent pool, the opponents batched (:mod:`train.selfplay`, :mod:`train.opponents`).
+2. Build the learner env: ``n_envs`` tables of the Gymnasium vector env in this process, the
+   learner against the league, the opponents batched (:mod:`train.learner_env`, :mod:`train.league`).
 3. Build the MaskablePPO model, a trunk shared by actor and critic (:mod:`train.network`); pin
    torch to one thread. A new model may first imitate a
    teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
@@ -15,7 +15,7 @@
    Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
    search (:mod:`train.expert_iteration`: label, fit, evaluate; ``rounds.csv`` and
    ``expert_iteration.png``).
-4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the pools, takes
+4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the league, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress.
 5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw
@@ -76,13 +76,12 @@ from .checkpoints import (
     write_run_config,
 )  # fmt: skip
 from .config import TrainConfig, check_memory, load_config
+from .learner_env import LearnerVecEnv, make_learner_env
 from .network import policy_class, policy_kwargs, set_actor
-from .opponents import OpponentPool
 from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
 from .progress import Progress, duration
 from .pull import Pull, PullingPPO
 from .run_folder import command, hold_run
-from .selfplay import SelfPlayVecEnv
 from .state_checks import (
     brief, count, in_range, keys, like, number, numpy_global_state, python_random_state, torch_rng_state,
 )  # fmt: skip
@@ -109,12 +108,7 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 def make_vec_env(config: TrainConfig) -> VecMonitor:
-    pool = OpponentPool(config.opponents, config.max_snapshots)
-    env = SelfPlayVecEnv(
-        config.n_envs, pool, config.rules, config.reward, seed=config.seed, layout=config.layout,
-        critic_sees_hands=config.critic_sees_hands, horizon=config.horizon,
-    )
-    return VecMonitor(env)  # episode returns and lengths for rollout/ep_rew_mean
+    return VecMonitor(make_learner_env(config))  # episode returns and lengths for rollout/ep_rew_mean
 
 
 def monitor_state(env: VecMonitor) -> dict[str, Any]:
@@ -151,7 +145,7 @@ class Trainer(BaseCallback):
         super().__init__()
         self.config = config
         self.env = env
-        self.selfplay: SelfPlayVecEnv = env.unwrapped
+        self.tables: LearnerVecEnv = env.unwrapped
         self.progress = progress
         self.evaluations: list[tuple[int, float, str, float, float, float]] = []  # steps, minutes, bot, win, low, high
         self.minutes_before = 0.0  # minutes the run took before this process (resumed runs)
@@ -264,7 +258,7 @@ class Trainer(BaseCallback):
 
     # -- the pieces
     def _send_weights(self, snapshot: bool) -> None:
-        self.selfplay.pool.update(weights_from_policy(self.model.policy), snapshot)
+        self.tables.league.update(weights_from_policy(self.model.policy), snapshot)
 
     def evaluate(self) -> None:
         """Evaluate the policy against each of eval_opponents; evaluations.csv and the learning
@@ -308,7 +302,7 @@ class Trainer(BaseCallback):
     def checkpoint(self) -> None:
         state = {
             "trainer": self.state(),
-            "env_state": {"selfplay": self.selfplay.get_state(), "monitor": monitor_state(self.env)},
+            "env_state": {"learner": self.tables.get_state(), "monitor": monitor_state(self.env)},
             "sb3": {name: getattr(self.model, name) for name in SB3_COUNTERS},  # + the waiting rollout, if overlapped
             "torch_rng": torch.get_rng_state().numpy(),
             "numpy_global_rng": np.random.get_state(),  # SB3 shuffles minibatches with it
@@ -382,14 +376,14 @@ def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[Vec
             python_random_state(state["python_rng"]),
         )  # fmt: skip
         model.set_parameters(params, exact_match=True, device="cpu")
-        observations = trainer.selfplay.set_state(state["env_state"]["selfplay"], weights_from_policy(model.policy))
-        if trainer.selfplay.started != (step > 0):
+        observations = trainer.tables.set_state(state["env_state"]["learner"], weights_from_policy(model.policy))
+        if trainer.tables.started != (step > 0):
             raise ValueError(f"the tables must be {'in play' if step else 'as built'} at step {step:,}")
         _restore_monitor(env, state["env_state"]["monitor"], step)
         _restore_counters(model, state["sb3"], step, observations)
         trainer.restore(state["trainer"], step)
-        if trainer.selfplay.pool.next_id != trainer.next_snapshot // config.snapshot_every - 1:
-            raise ValueError("the pool's next_id must count the snapshots the trainer's schedule has taken")
+        if trainer.tables.league.taken != trainer.next_snapshot // config.snapshot_every - 1:
+            raise ValueError("the league's snapshots must be those the trainer's schedule has taken")
     except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as err:
         raise ResumeError(f"checkpoint {folder} does not fit this run: {type(err).__name__}: {err}") from None
     torch.set_rng_state(torch.from_numpy(generators[0].copy()))
@@ -406,7 +400,7 @@ def _sizes(config: TrainConfig, env: VecMonitor, model: MaskablePPO, step: int) 
     tensors = sum(p.numel() * p.element_size() for p in model.policy.parameters())
     rollout = sum(getattr(model.rollout_buffer, name).nbytes for name in PENDING_ARRAYS)
     game = sum(a.nbytes for a in env.unwrapped.game.get_state().values())
-    networks = actor * (2 + config.max_snapshots + n)  # current, snapshots, retired (played), one just pushed out
+    networks = actor * (1 + config.max_snapshots)  # the league's current policy and snapshots
     arrays = rollout + networks + game + 8 * n * inputs + MISC_BYTES
     rows = len(config.eval_opponents) * (2 + step // config.eval_every + step // (n * config.n_steps))
     json_bytes = MISC_BYTES + 1024 * n + 256 * rows  # per table: an opponent and a bot's state; evaluations
@@ -538,7 +532,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
         if not resume:
             if config.imitate:
                 warm_start(model, config, progress)
-            trainer.selfplay.pool.update(weights_from_policy(model.policy))  # before learn() resets the env
+            trainer.tables.league.update(weights_from_policy(model.policy))  # before learn() resets the env
             if config.imitate or config.distil_labels:  # the warm start is kept: a run stopped later goes on from here
                 trainer.model = model
                 trainer.checkpoint()
@@ -546,7 +540,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
         if learning_starts and config.distil_labels:  # (a resumed run's rounds go on from their files)
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
-            trainer.selfplay.pool.update(weights_from_policy(model.policy))
+            trainer.tables.league.update(weights_from_policy(model.policy))
         if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
             model.pull = Pull(_teacher(config, model), config.student_pull, config.student_pull_steps, config.seed)
         if learning_starts:

@@ -16,7 +16,7 @@ from typing import Any
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
 
-from ..config import CONFIG_DIR, ConfigError, _check_bot, check_common, read_config
+from ..config import CONFIG_DIR, ConfigError, _check_bot, check_common, check_opponents, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
 
@@ -49,9 +49,10 @@ class RLlibConfig:
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     # start main's actor from a policy file (.npz of the advised input, relu, hidden layers net_arch); "" : random
     init_policy: str = ""
-    # league (train/rllib/league.py): the chance that main plays its latest self, else a frozen snapshot
-    self_play: float = 0.5
-    league_size: int = 4
+    # league (train/league.py, as the SB3 backend's): draw weights of the other team, self (main's latest
+    # weights), snapshot (one of the newest max_snapshots frozen copies), or a bot name
+    opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.5})
+    max_snapshots: int = 4
     snapshot_every: int = 50_000
     # evaluation (duplicate boards against bots) and checkpoints
     eval_every: int = 50_000
@@ -66,6 +67,7 @@ class RLlibConfig:
         for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("episode", self.episode, EPISODES)):
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
+        check_opponents(self.opponents)
         for name in self.eval_opponents:
             _check_bot("eval_opponents", name)
         if self.init_policy:

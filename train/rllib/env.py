@@ -4,20 +4,20 @@ RLlib's single-agent env runner makes its envs with ``gymnasium.make_vec(...,
 vectorization_mode="vector_entry_point")`` (``env_runners(gym_env_vectorize_mode=...)``):
 :func:`make_vector_env` is that entry point. Each env runner holds ``num_envs`` tables of
 :func:`agents.vector_env`; the learner (``main``) plays one team, drawn per match, and the
-league (:mod:`.league`) the other team inside the env, every distinct network in one forward
-pass a tick. RLlib sees one agent, episodes of one match, and no turn-taking.
+league (:mod:`train.league`, as for the SB3 backend) the other team inside the env, every
+distinct network in one forward pass a tick. RLlib sees one agent, episodes of one match, and no turn-taking.
 
 Observations are a dict, as RLlib's action-masking module reads it: ``"observations"``, the
 policy input of the SB3 path's layout (:data:`LAYOUT`, the advised input), and
 ``"action_mask"``, 1.0 for each legal action of ``Discrete(56)``. Rewards are the vector env's
 (every award for the learner's team plus, for the other minus, paid at the learner's next
-step), divided by the target score for ``reward="points"`` as in SB3 training. RLlib's episodes
+step), scaled as in SB3 training (:func:`allfours_env.rewards.points_scale`). RLlib's episodes
 follow the vector env's NEXT_STEP autoreset. Infos are the vector env's less the mask, which the
 observation holds (RLlib copies each env's info into its episode at every step).
 
 ``env_config``: ``rules`` (the A0 rule keys), ``reward`` ("points" or "match"), ``episode``
-("match" or "deal"), ``self_play``, ``league_size`` and ``seed`` (the league's draws); RLlib
-adds ``num_envs``.
+("match" or "deal"), ``opponents`` and ``max_snapshots`` (the league's) and ``seed`` (the league's
+draws); RLlib adds ``num_envs``.
 """
 
 from __future__ import annotations
@@ -32,21 +32,22 @@ from agents.policy import ADVISED_LAYOUT, input_size
 from allfours_env.engine import N_ACTIONS
 from allfours_env.gym_vector import MASK_KEY as VECTOR_MASK_KEY
 from allfours_env.gym_vector import OBS_KEY as VECTOR_OBS_KEY
+from allfours_env.rewards import points_scale
+from allfours_env.rules import Rules
 
-from .league import League
+from ..league import League
 
 OBS_KEY = "observations"  # the key names RLlib's action-masking example module reads
 MASK_KEY = "action_mask"
 LAYOUT = ADVISED_LAYOUT  # the SB3 path's policy input
-ENV_CONFIG_KEYS = ("rules", "reward", "episode", "self_play", "league_size", "seed", "num_envs")
+ENV_CONFIG_KEYS = ("rules", "reward", "episode", "opponents", "max_snapshots", "seed", "num_envs")
 
 
 class RLlibView(gym.vector.VectorWrapper):
-    """The vector env's dict observation under RLlib's keys (mask as float32), rewards scaled."""
+    """The vector env's dict observation under RLlib's keys (mask as float32)."""
 
-    def __init__(self, env: gym.vector.VectorEnv, scale: float):
+    def __init__(self, env: gym.vector.VectorEnv):
         super().__init__(env)
-        self.scale = scale
         self.single_observation_space = gym.spaces.Dict({
             OBS_KEY: gym.spaces.Box(-1.0, 1.0, (input_size(LAYOUT),), np.float32),
             MASK_KEY: gym.spaces.Box(0.0, 1.0, (N_ACTIONS,), np.float32),
@@ -69,7 +70,7 @@ class RLlibView(gym.vector.VectorWrapper):
 
     def step(self, actions: np.ndarray) -> tuple:
         observation, reward, terminated, truncated, info = self.env.step(np.asarray(actions, dtype=np.int64))
-        return self._view(observation), reward * self.scale, terminated, truncated, self._info(info)
+        return self._view(observation), reward, terminated, truncated, self._info(info)
 
 
 def make_vector_env(config: dict[str, Any]) -> RLlibView:
@@ -78,13 +79,13 @@ def make_vector_env(config: dict[str, Any]) -> RLlibView:
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config key(s) {unknown}; known: {list(ENV_CONFIG_KEYS)}")
-    reward = config.get("reward", "points")
-    league = League(config.get("seed", 0), config.get("self_play", 0.5), config.get("league_size", 1))
+    reward, rules = config.get("reward", "points"), config.get("rules", {})
+    league = League(config.get("opponents", {"self": 1.0}), config.get("max_snapshots", 1), config.get("seed", 0))
     env = agents.vector_env(  # it checks reward, episode and the rules
         int(config.get("num_envs", 1)), league, layout=LAYOUT, reward=reward, episode=config.get("episode", "match"),
-        dict_observation=True, **config.get("rules", {}),
+        reward_scale=points_scale(reward, Rules.from_kwargs(**rules).target_score), dict_observation=True, **rules,
     )  # fmt: skip
-    return RLlibView(env, 1.0 / env.rules.target_score if reward == "points" else 1.0)
+    return RLlibView(env)
 
 
 def league_of(env: gym.vector.VectorEnv) -> League:

@@ -63,7 +63,7 @@ from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import LAYOUT, league_of, make_vector_env
 from .export import module_state_from_weights, weights_from_module_state
-from .league import LEAGUE_FILE, LeagueWeights
+from ..league import LEAGUE_FILE, League
 from .module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
@@ -77,7 +77,7 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
     register_env(ENV_NAME, make_vector_env)  # in Ray's registry, which the env runners read
     env_config = {
         "rules": dict(config.rules), "reward": config.reward, "episode": config.episode,
-        "self_play": config.self_play, "league_size": config.league_size, "seed": config.seed,
+        "opponents": dict(config.opponents), "max_snapshots": config.max_snapshots, "seed": config.seed,
     }  # fmt: skip
     return (
         PPOConfig()
@@ -129,20 +129,22 @@ def start_from_policy(algo: Algorithm, path: str) -> None:
     )  # waits until every env runner has them
 
 
-def send_league(algo: Algorithm, league: LeagueWeights, steps_before: int, steps: int, everything: bool = False) -> None:
-    """``main``'s latest weights, and the snapshots that changed (``everything``: all of them),
-    to every env runner's league."""
+def send_league(algo: Algorithm, league: League, snapshot: bool, everything: bool = False) -> None:
+    """``main``'s latest weights (with ``snapshot`` also kept as the newest snapshot) to the
+    trainer's league and every env runner's; ``everything``: the whole league (a start, a resume)."""
     main = export_main(algo)
-    changed = league.update(main, steps_before, steps)
-    if everything:
-        changed = dict(enumerate(league.snapshots))
-    algo.env_runner_group.foreach_env_runner(
-        lambda runner: league_of(runner.env).set_weights(main, changed) if runner.env is not None else None,
-        local_env_runner=True,
-    )
+    league.update(main, snapshot)
+    state = league.get_state() if everything else None
+
+    def send(runner: object) -> None:
+        if runner.env is not None:
+            mine = league_of(runner.env)
+            mine.set_state(state, main) if everything else mine.update(main, snapshot)
+
+    algo.env_runner_group.foreach_env_runner(send, local_env_runner=True)
 
 
-def save_checkpoint(algo: Algorithm, league: LeagueWeights, run_dir: Path, steps: int) -> Path:
+def save_checkpoint(algo: Algorithm, league: League, run_dir: Path, steps: int) -> Path:
     def fill(folder: Path) -> None:
         algo.save_to_path(str(folder.resolve()))
         league.save(folder)
@@ -249,15 +251,15 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
     algo = None
     try:
         algo = algorithm_config(config).build_algo()
-        league = LeagueWeights(config.league_size, config.snapshot_every)
+        league = League(config.opponents, config.max_snapshots, config.seed)
         if resume:
             algo.restore_from_path(str(folder.resolve()))
-            league.load(folder)
+            league.load(folder, export_main(algo))
             say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
         elif config.init_policy:
             start_from_policy(algo, config.init_policy)
             say(f"main starts from {config.init_policy}")
-        send_league(algo, league, steps, steps, everything=True)
+        send_league(algo, league, snapshot=False, everything=True)
         nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
         say(
             f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
@@ -272,7 +274,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         while steps < config.total_steps:
             result = algo.train()
             before, steps = steps, steps + int(result["env_runners"]["num_env_steps_sampled"])
-            send_league(algo, league, before, steps)
+            send_league(algo, league, snapshot=steps // config.snapshot_every > before // config.snapshot_every)
             report.log(result, steps)
             if steps >= next_eval or steps >= config.total_steps:
                 next_eval += config.eval_every

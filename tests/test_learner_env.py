@@ -1,13 +1,14 @@
-"""The batched self-play env of training (train/selfplay.py) and its opponent pool (train/opponents.py).
+"""The env training learns on (train/learner_env.py over the Gymnasium vector env) and the league (train/league.py).
 
 - Rewards are exact: at every table and every learner step, the reward times the target score is
   the change of the learner's team's score lead since its previous step (awards during the
   opponents' turns, the first kick and the last award of a match included), and a finished match
   pays its final lead; with ``reward="match"``, +1 / -1 to the winner.
-- Batched opponents act as the unbatched bots: networks as PolicyBot with the same weights and
-  the same draws, the expert (one call for all its tables) as ExpertBot table by table.
+- The league's networks act as PolicyBot with the same weights and draws; the batched expert
+  (one call for all its tables) as ExpertBot table by table.
 - The critic's extra input is the other seats' hands, in the order the docs give.
-- The env's state round-trips: a copy continues exactly as the original.
+- The env's state round-trips: a copy continues exactly as the original; a state that does not
+  fit is refused and changes nothing.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.expert import ExpertBot  # noqa: E402
-from agents.policy import COMPACT_LAYOUT, PolicyBot, batch_inputs, input_size  # noqa: E402
-from allfours_env.vector import VectorGame  # noqa: E402
-from train.config import SELF, SNAPSHOT  # noqa: E402
-from train.opponents import Opponent, OpponentPool  # noqa: E402
-from train.selfplay import HIDDEN_SIZE, SelfPlayVecEnv  # noqa: E402
+import agents
+from agents.expert import ExpertBot
+from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, batch_inputs, input_size
+from allfours_env.rewards import points_scale
+from allfours_env.vector import OTHER_HANDS_SIZE, VectorGame
+from train.config import SNAPSHOT
+from train.league import League
+from train.learner_env import LearnerVecEnv
 
 
 def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:
@@ -36,24 +39,30 @@ def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:
 
 
 def make_env(
-    opponents: dict[str, float], reward: str = "points", n: int = 48, seed: int = 0, horizon: str = "match", **rules
-) -> SelfPlayVecEnv:
-    pool = OpponentPool(opponents, max_snapshots=2)
-    pool.update(random_weights(1), snapshot=True)
-    pool.update(random_weights(2), snapshot=True)
-    pool.update(random_weights(3), snapshot=True)  # the first snapshot is retired
-    return SelfPlayVecEnv(n, pool, rules, reward, seed=seed, horizon=horizon)
+    opponents: dict[str, float], reward: str = "points", n: int = 48, seed: int = 0, horizon: str = "match",
+    critic_sees_hands: bool = False, **rules,
+) -> LearnerVecEnv:
+    league = League(opponents, max_snapshots=2, seed=seed)
+    league.update(random_weights(1), snapshot=True)
+    league.update(random_weights(2), snapshot=True)
+    league.update(random_weights(3), snapshot=True)  # the first snapshot is replaced
+    scale = points_scale(reward, rules.get("target_score", 14))
+    env = agents.vector_env(
+        n, league, layout=ADVISED_LAYOUT, reward=reward, reward_scale=scale, autoreset_mode="SameStep",
+        critic_sees_hands=critic_sees_hands, **rules,
+    )
+    return LearnerVecEnv(env, horizon, seed)
 
 
-def random_actions(env: SelfPlayVecEnv, rng: np.random.Generator) -> np.ndarray:
+def random_actions(env: LearnerVecEnv, rng: np.random.Generator) -> np.ndarray:
     masks = env.action_masks()
     assert masks.any(axis=1).all(), "every table waits for a learner seat"
     return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
 
 
-def lead(env: SelfPlayVecEnv) -> np.ndarray:
+def lead(env: LearnerVecEnv) -> np.ndarray:
     scores = env.game.scores
-    return np.where(env.team == 0, scores[:, 0] - scores[:, 1], scores[:, 1] - scores[:, 0])
+    return np.where(env.env.team == 0, scores[:, 0] - scores[:, 1], scores[:, 1] - scores[:, 0])
 
 
 @pytest.mark.parametrize("target", [14, 7])
@@ -62,7 +71,7 @@ def test_points_rewards_are_the_score_lead_gained_between_learner_steps(target):
     env.reset()
     rng = np.random.default_rng(0)
     seen_lead = np.zeros(env.num_envs)  # every match starts at 0-0; its first kick is paid in its first step
-    assert (env.team % 2 == env.game.current % 2).all()
+    assert (env.env.team % 2 == env.game.current % 2).all()
     finished = 0
     for _ in range(400):
         _, reward, dones, infos = env.step(random_actions(env, rng))
@@ -78,7 +87,7 @@ def test_points_rewards_are_the_score_lead_gained_between_learner_steps(target):
             else:
                 assert reward[t] * target == pytest.approx(now[t] - seen_lead[t], abs=1e-4)
         seen_lead = np.where(dones, 0, now)
-        pending = env.pending * target
+        pending = env.env.pending * target
         assert np.allclose(pending[~dones], 0) and np.allclose(pending[dones], now[dones])
     assert finished > 20
 
@@ -113,16 +122,18 @@ def test_match_reward_pays_the_winner_whoever_moved_last():
         assert (reward[~dones] == 0).all()
         for t in np.flatnonzero(dones):
             info = infos[t]
-            assert reward[t] == (1.0 if info["winner"] == info["team"] else -1.0)
-            assert info["scores"][info["winner"]] >= 7
+            winner = int(np.argmax(info["scores"]))
+            assert reward[t] == (1.0 if winner == info["team"] else -1.0)
+            assert info["scores"][winner] >= 7
             outcomes.add(float(reward[t]))
     assert outcomes == {1.0, -1.0}
 
 
-def test_batched_opponents_act_as_policy_bots_with_the_same_draws():
+def test_league_networks_act_as_policy_bots_with_the_same_draws():
     weights = random_weights(7)
-    pool = OpponentPool({"self": 1}, max_snapshots=1)
-    pool.update(weights)
+    league = League({"self": 1}, max_snapshots=1, seed=3)
+    league.update(weights)
+    network = league(np.random.default_rng(0))
     game = VectorGame(256)
     game.reset(seed=3)
     rng = np.random.default_rng(3)
@@ -131,10 +142,12 @@ def test_batched_opponents_act_as_policy_bots_with_the_same_draws():
     for _ in range(30):
         observations, masks = game.observe(), game.legal_mask()
         live = masks.any(axis=1)
-        uniforms = rng.random(len(masks))
-        batched = pool.act(Opponent(SELF), observations[live], masks[live], uniforms[live])
+        uniforms = np.random.default_rng().__class__(np.random.PCG64())  # the league's next draws, read ahead:
+        uniforms.bit_generator.state = league.rng.bit_generator.state
+        draws = uniforms.random(int(live.sum()))
+        batched = network.act_batch(observations[live], masks[live])
         for row, t in enumerate(np.flatnonzero(live)):
-            bot._rng = FixedDraw(uniforms[t])
+            bot._rng = FixedDraw(draws[row])
             assert bot.act({"observation": observations[t], "action_mask": masks[t].astype(np.int8)}) == batched[row]
             compared += 1
         game.step(game.sample_legal(rng))
@@ -152,28 +165,31 @@ class FixedDraw:
         return self.value
 
 
-def test_snapshots_keep_ids_and_retired_ones_stay_while_played():
-    pool = OpponentPool({SNAPSHOT: 1}, max_snapshots=2)
+def test_snapshots_take_the_place_of_the_oldest_and_are_drawn_uniformly():
+    league = League({SNAPSHOT: 1}, max_snapshots=2, seed=0)
+    league.update(random_weights(9))
+    assert {league(np.random.default_rng(s)).key for s in range(10)} == {"self"}  # before the first snapshot
     for seed in range(4):
-        pool.update(random_weights(seed), snapshot=True)
-    assert sorted(pool.snapshots) == [2, 3] and sorted(pool.retired) == [0, 1]
-    pool.forget_retired({1})
-    assert sorted(pool.retired) == [1]
-    assert pool.network(Opponent(SNAPSHOT, 1)) is pool.retired[1]
-    draws = {pool.draw(np.random.default_rng(s)).snapshot for s in range(40)}
-    assert draws == {2, 3}
+        league.update(random_weights(seed), snapshot=True)
+    assert league.taken == 4
+    assert [bot.weights["w0"][0, 0] for bot in league.snapshots] == [random_weights(s)["w0"][0, 0] for s in (2, 3)]
+    assert {league(np.random.default_rng(s)).key for s in range(40)} == {"snapshot:0", "snapshot:1"}
+    assert league.bot("snapshot:1") is league.snapshots[1]
+    with pytest.raises(ValueError, match="the league plays no opponent 'snapshot:2'"):
+        league.bot("snapshot:2")
 
 
 def test_a_restored_state_continues_exactly():
-    env = make_env({"self": 1, "snapshot": 1, "expert": 1})
+    env = make_env({"self": 1, "snapshot": 1, "expert": 1, "random": 1})
     env.reset()
     rng = np.random.default_rng(5)
     for _ in range(30):
         observations = env.step(random_actions(env, rng))[0]
     state = env.get_state()
-    twin = make_env({"self": 1, "snapshot": 1, "expert": 1}, seed=99)
+    twin = make_env({"self": 1, "snapshot": 1, "expert": 1, "random": 1}, seed=99)
     twin.reset()
     np.testing.assert_array_equal(twin.set_state(state, random_weights(0)), observations)  # what the last step returned
+    assert twin.league.taken == env.league.taken
     for _ in range(60):
         actions = random_actions(env, rng)
         a, b = env.step(actions), twin.step(actions)
@@ -185,25 +201,26 @@ def test_a_restored_state_continues_exactly():
 def test_a_state_that_does_not_fit_is_refused_and_changes_nothing():
     env = make_env({"self": 1, "snapshot": 1, "random": 1}, n=6)
     env.reset()
-    state, before = env.get_state(), env.get_state()
-    state["deal_seen"] = state["deal_seen"] + 1
-    with pytest.raises(ValueError, match="deal_seen must be the deal each table is in"):
-        env.set_state(state, random_weights(0))
+    before = env.get_state()
+    for change, message in (
+        (lambda s: s["tables"].update(deal_seen=s["tables"]["deal_seen"] + 1), "in the deal and state it has seen"),
+        (lambda s: s["tables"].update(team=s["tables"]["team"] + 2), "must hold 0 or 1"),
+        (lambda s: s["tables"]["seats"][0].reverse(), "seat 0 of table 0 must be"),
+        (lambda s: s["tables"].update(pending=np.full_like(s["tables"]["pending"], np.inf)), "must be finite"),
+    ):
+        state = env.get_state()
+        change(state)
+        with pytest.raises(ValueError, match=message):
+            env.set_state(state, random_weights(0))
     state = env.get_state()
-    state["pool"]["snapshots"][2] = random_weights(0, hidden=33)
-    with pytest.raises(ValueError, match="snapshot 2 w0 must be an array of shape"):
+    state["league"]["snapshots"][1] = random_weights(0, hidden=33)
+    with pytest.raises(ValueError, match="snapshot 1 w0 must be an array of shape"):
         env.set_state(state, random_weights(0))
     after = env.get_state()
-    assert all(np.array_equal(before["game"][k], after["game"][k]) for k in before["game"])
-    assert sorted(after["pool"]["snapshots"]) == [1, 2] and after["pool"]["snapshots"][2]["w0"].shape[1] == 32
-    assert before["rng"] == after["rng"] and before["opponents"] == after["opponents"]
-    assert np.array_equal(before["deal_seen"], after["deal_seen"])
-
-
-def test_a_state_of_another_size_is_refused():
-    env = make_env({"self": 1}, n=4)
-    with pytest.raises(ValueError, match="does not fit a VectorGame of 4 tables"):
-        env.game.set_state(make_env({"self": 1}, n=5).game.get_state())
+    assert all(np.array_equal(before["tables"]["game"][k], after["tables"]["game"][k]) for k in before["tables"]["game"])
+    assert after["league"]["snapshots"][1]["w0"].shape[1] == 32
+    assert before["tables"]["seats"] == after["tables"]["seats"]
+    assert np.array_equal(before["tables"]["deal_seen"], after["tables"]["deal_seen"])
 
 
 def test_the_batched_expert_acts_as_expert_bots_table_by_table():
@@ -225,13 +242,13 @@ def test_the_batched_expert_acts_as_expert_bots_table_by_table():
 
 
 def test_the_critic_sees_the_other_seats_hands_after_the_policy_input():
-    env = SelfPlayVecEnv(16, OpponentPool({"random": 1}, 1), critic_sees_hands=True, seed=2)
+    env = make_env({"random": 1}, n=16, seed=2, critic_sees_hands=True)
     observations = env.reset()
-    size = input_size(env.layout)
-    assert observations.shape == (16, size + HIDDEN_SIZE)
+    size = input_size(ADVISED_LAYOUT)
+    assert observations.shape == (16, size + OTHER_HANDS_SIZE)
     hands, seats = env.game.hands, env.game.current
     for t in range(16):
         for r in (1, 2, 3):
             flags = observations[t, size + (r - 1) * 52 : size + r * 52]
             assert int(sum(1 << c for c in np.flatnonzero(flags))) == int(hands[t, (seats[t] + r) % 4])
-    np.testing.assert_array_equal(observations[:, :size], batch_inputs(env.layout, env.game.observe(), env.action_masks()))
+    np.testing.assert_array_equal(observations[:, :size], batch_inputs(ADVISED_LAYOUT, env.game.observe(), env.action_masks()))
