@@ -44,7 +44,7 @@ import numpy as np
 
 import agents
 from agents.arena import Arena
-from agents.processes import (
+from agents.shared.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,
     bind_to_parent,

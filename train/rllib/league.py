@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.npz_file import read_npz
 from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, batch_inputs, choose
+from agents.shared.npz_file import read_npz
 
 LEAGUE_FILE = "league.npz"  # in each checkpoint: the snapshots' weights
 

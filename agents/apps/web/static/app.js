@@ -1,6 +1,6 @@
 "use strict";
 /* The All Fours page: plain JavaScript, no build step. It holds no game logic: the server
-   (agents/web) keeps the match and answers every request with the table as the viewing seat sees
+   (agents/apps/web) keeps the match and answers every request with the table as the viewing seat sees
    it; the page draws that, sends the person's actions, and asks for the bots' moves one at a time
    at the chosen pace. */
 

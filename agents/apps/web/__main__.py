@@ -1,4 +1,4 @@
-"""``python -m agents.web``: start the server and print its address (see :mod:`agents.web`).
+"""``python -m agents.web``: start the server and print its address (see :mod:`agents.apps.web`).
 
 Hosts: by default the server listens on 127.0.0.1, this machine only. Another ``--host`` (an
 address of this machine, or 0.0.0.0 / :: for all of them) makes it reachable from other machines,

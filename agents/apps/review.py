@@ -1,6 +1,6 @@
 """``python -m agents.review LOG``: where each decision of a match won or lost it.
 
-A review reads a match log (:mod:`agents.match_log`: from the web page, ``python -m agents.play
+A review reads a match log (:mod:`agents.apps.match_log`: from the web page, ``python -m agents.play
 --log`` or ``python -m eval --logs``) and, for every decision of the chosen seats that had a
 choice, estimates the chance to win the match after each legal action **from that seat's
 information alone**: the search's estimator (:meth:`agents.search.SearchBot.search`, the one
@@ -67,17 +67,17 @@ depend on the workers. Progress lines go to stderr.
 graph as inline SVG, no external resource, no script): the summary per seat, the graph, the
 flagged decisions and every reviewed decision with the table as its seat saw it and each action's
 chance and points; ``--json`` (default ``.review.json``) every number (:meth:`MatchReview.to_json`,
-for notebooks). Both are written whole or not at all (:mod:`agents.atomic_file`), only once the
+for notebooks). Both are written whole or not at all (:mod:`agents.shared.atomic_file`), only once the
 review is done, and a short summary is printed.
 
 **Refused** (exit 2, one line, nothing written): a file that is not a match log, a truncated or
-edited one (it must replay on the engine: :func:`agents.match_log.loads`), one larger than 8 MB or
+edited one (it must replay on the engine: :func:`agents.apps.match_log.loads`), one larger than 8 MB or
 of more than ``MAX_REVIEW_ACTIONS`` actions, a setting out of range, an output folder that cannot
 be written. Exit 74 if the disk refuses the report; Ctrl-C (or SIGTERM) stops the workers and
 exits 130 (143) with one line, nothing written.
 
 The web page (``python -m agents.web``, mode Review) reviews a finished match or an uploaded log
-with the same code and settings, so it shows the same figures (:mod:`agents.web.reviews`: one
+with the same code and settings, so it shows the same figures (:mod:`agents.apps.web.reviews`: one
 review at a time in a background thread, the page polling for it).
 """
 
@@ -106,9 +106,9 @@ from allfours_env.engine import DEAL_OVER, Game
 from allfours_env.render import render_text
 from allfours_env.vector import VectorGame
 
-from .atomic_file import atomic_path
+from ..search import MAX_MS, MAX_WORLDS, Position, SearchBot
+from ..shared.atomic_file import atomic_path
 from .match_log import MAX_LOG_BYTES, MatchLog, MatchLogError, Replay, loads
-from .search import MAX_MS, MAX_WORLDS, Position, SearchBot
 
 FORMAT = "allfours-review"
 VERSION = 1
@@ -465,7 +465,7 @@ _worker: Reviewer | None = None  # a worker process's reviewer
 
 
 def _init_worker(parent: int, settings: Settings, rules: Any) -> None:
-    from .processes import bind_to_parent
+    from ..shared.processes import bind_to_parent
 
     global _worker
     bind_to_parent(parent)
@@ -489,7 +489,7 @@ def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, worker
         for decision in todo:
             yield reviewer.review(decision)
         return
-    from .processes import end_workers, stops_held, worker_context
+    from ..shared.processes import end_workers, stops_held, worker_context
 
     warm_up(todo[0])
     with ProcessPoolExecutor(
@@ -782,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Review a match log: each decision's chance to win the match after every legal action, from "
         "its seat's own cards; inaccuracies, mistakes and blunders; a graph; an HTML report and JSON.",
         epilog="Example: python -m agents.review match.json --seat 0 2   (see the module docstring: "
-        "python -c 'import agents.review; help(agents.review)')",
+        "python -c 'import agents.apps.review; help(agents.apps.review)')",
     )  # fmt: skip
     parser.add_argument("log", metavar="LOG", help="a match log (.json: the web page, agents.play --log, eval --logs)")
     parser.add_argument("--seat", type=int, nargs="+", choices=range(N_SEATS), default=list(range(N_SEATS)),
@@ -807,7 +807,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .processes import USAGE_EXIT, exit_on_stop, handle_stops
+    from ..shared.processes import USAGE_EXIT, exit_on_stop, handle_stops
 
     handle_stops()
     args = build_parser().parse_args(argv)
@@ -831,7 +831,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: int, html_path: Path, json_path: Path) -> int:
-    from .processes import WRITE_FAILED_EXIT, interrupts_deferred
+    from ..shared.processes import WRITE_FAILED_EXIT, interrupts_deferred
 
     seats = sorted(set(args.seat))
     todo = sum(1 for _ in choice_steps(log, seats))

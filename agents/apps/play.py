@@ -12,7 +12,7 @@ input or Ctrl-C leave at any time with exit code 0.
 terminal (``--pace SECONDS`` before each decision); ``--save match.gif`` (Pillow) or
 ``match.mp4`` (needs imageio with its ffmpeg plugin) also records a picture of the table, from
 ``--seat``'s side, at every decision. ``--log match.json`` writes the match log (decks, first
-dealer, every action: :mod:`agents.match_log`, docs/match_log.md) when the match ends or you
+dealer, every action: :mod:`agents.apps.match_log`, docs/match_log.md) when the match ends or you
 leave, which ``python -m agents.web`` replays move by move.
 
 The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only; the match
@@ -43,9 +43,9 @@ from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
 from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
 
-from .atomic_file import atomic_path
-from .base import Bot, known_bots, make
-from .builtin import PRETRAINED
+from ..base import Bot, known_bots, make
+from ..builtin import PRETRAINED
+from ..shared.atomic_file import atomic_path
 from .match_log import MAX_SEED, Recorder, check_log_path, draw_seed, side_seeds, write
 
 InputFn = Callable[[str], str]
