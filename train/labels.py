@@ -44,6 +44,8 @@ import numpy as np
 
 import agents
 from agents.arena import Arena
+from agents.search import SearchBot
+from agents.shared.options import number_option
 from agents.shared.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,
@@ -54,7 +56,6 @@ from agents.shared.processes import (
     stops_held,
     worker_context,
 )
-from agents.search import SearchBot
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
 
@@ -280,12 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.labels", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="the label set's folder")
     parser.add_argument("--count", type=int, default=300_000, help="decisions to label (default 300000)")
-    parser.add_argument("--worlds", type=int, default=32, help="worlds searched per decision (default 32)")
-    parser.add_argument("--margin", type=float, default=0.01, help="search's margin (default 0.01)")
-    parser.add_argument(
-        "--confirm", type=int, default=0,
-        help="worlds in all before a label leaves the expert's choice (search's confirm; default 0: off)",
-    )  # fmt: skip
+    number_option(parser, "--worlds", 32, "worlds searched per decision")
+    number_option(parser, "--margin", 0.01, "search's margin")
+    number_option(parser, "--confirm", 0, "worlds in all before a label leaves the expert's choice (search's; 0: off)")
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument(
         "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"

@@ -164,11 +164,9 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """One decision to review: what its seat saw (``observation``, ``mask``) and did (``action``),
-    where it was (step, deal, phase, the score before it, team 0's first), the table as the seat
-    saw it in text; ``state`` only for the hands-open analysis (the engine's real state: it holds
-    every hand, and the fair review never reads it)."""
+class Move:
+    """A decision of a log: where it was (step, deal, phase, the score before it, team 0's first),
+    whose it was (``seat``) and what it did (``action``)."""
 
     step: int
     seat: int
@@ -176,6 +174,14 @@ class Decision:
     phase: str
     scores: tuple[int, int]
     action: int
+
+
+@dataclass(frozen=True)
+class Decision(Move):
+    """One decision to review: its :class:`Move`, what its seat saw (``observation``, ``mask``), the
+    table as the seat saw it in text; ``state`` only for the hands-open analysis (the engine's real
+    state: it holds every hand, and the fair review never reads it)."""
+
     observation: np.ndarray
     mask: np.ndarray
     table_text: str
@@ -183,16 +189,10 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class DecisionReview:
-    """A reviewed decision: each legal action's chance (for the acting seat's team) and deal
-    points, the best, the chosen one's loss and label; ``open_*`` from the hands-open analysis."""
+class DecisionReview(Move):
+    """A reviewed decision: its :class:`Move`, each legal action's chance (for the acting seat's team)
+    and deal points, the best, the chosen one's loss and label; ``open_*`` from the hands-open analysis."""
 
-    step: int
-    seat: int
-    deal: int
-    phase: str
-    scores: tuple[int, int]
-    action: int
     actions: tuple[int, ...]
     values: tuple[float, ...]
     points: tuple[float, ...]
