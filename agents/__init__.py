@@ -1,7 +1,7 @@
 """Bots that act from their own observation only: ``agents.make("random")`` (see agents.base).
 
 The names below load on first use, so that a command of the project imports
-:mod:`agents.processes` (its stops and workers) and answers a Ctrl-C before the engine loads.
+:mod:`agents.shared.processes` (its stops and workers) and answers a Ctrl-C before the engine loads.
 """
 
 from __future__ import annotations

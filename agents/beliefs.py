@@ -18,7 +18,7 @@ the mask rules a holder out, each unseen card's row summing to 1):
   observation, the holder mask, the cards each seat still holds and the sampled shares. A zero
   ``f`` gives the sampled shares exactly; ``exp(f)`` is the weight by which the network would
   reweigh a sampled world's holder of each card. Read from a plain ``.npz``
-  (:mod:`agents.npz_file`; loading runs no code).
+  (:mod:`agents.shared.npz_file`; loading runs no code).
 
 :func:`quality` measures either against the true holders: the mean log-likelihood of the true
 holder per hidden card, and how often the most likely holder is the true one (for every hidden
@@ -35,9 +35,9 @@ from allfours_env import decode
 from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.observation import OBS_SIZE
 
-from .atomic_file import atomic_path
-from .npz_file import read_npz
 from .search import OTHERS, Position, sample_hidden
+from .shared.atomic_file import atomic_path
+from .shared.npz_file import read_npz
 
 N_HOLDERS = 4  # the next seat, the partner, the previous seat, the stock
 STOCK = 3

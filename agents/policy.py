@@ -33,7 +33,6 @@ import numpy as np
 
 from allfours_env import N_ACTIONS, OBS_SIZE
 
-from .atomic_file import atomic_path
 from .base import Observation, SeededBot
 from .features import (
     ADVISED_SIZE,
@@ -43,7 +42,8 @@ from .features import (
     batch_compact_input,
     batch_policy_input,
 )
-from .npz_file import DAMAGED, open_regular, read_npz, shorten
+from .shared.atomic_file import atomic_path
+from .shared.npz_file import DAMAGED, open_regular, read_npz, shorten
 
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input

@@ -446,7 +446,7 @@ class SearchBot(SeededBot):
         """Search one decision without choosing: every legal action's mean chance to win the match
         and mean points of the deal over the worlds (:class:`Searched`, with ``points``), from the
         observation alone. The estimator behind the web page's hints and the review
-        (:mod:`agents.review`). With ``ms=0`` all ``worlds`` are searched, in batches of at most
+        (:mod:`agents.apps.review`). With ``ms=0`` all ``worlds`` are searched, in batches of at most
         ``LARGE_BATCH_TABLES`` tables (worlds x actions; one batch for up to 85 worlds, so a hint
         gives the values ``act`` weighs), deterministic for the seed; with a budget as ``act`` searches."""
         start = time.perf_counter()

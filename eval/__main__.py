@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.processes import WRITE_FAILED_EXIT
+from agents.shared.processes import WRITE_FAILED_EXIT
 
 if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
     from .api import Plan
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a Ctrl-C or SIGTERM at any moment, imports included, ends it with one line
     and exit code 130 (143 for SIGTERM)."""
-    from agents.processes import exit_on_stop, handle_stops
+    from agents.shared.processes import exit_on_stop, handle_stops
 
     handle_stops()
     try:
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from agents.processes import exit_code, stop_name
+    from agents.shared.processes import exit_code, stop_name
     from allfours_env.rules import parse_rule_options
 
     from .api import EvaluationStopped, plan_round_robin
@@ -222,7 +222,7 @@ def _hold(held: contextlib.ExitStack, parser: argparse.ArgumentParser, out: str)
 def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namespace) -> int:
     """Play ``plan`` and write its results, with ``--out`` locked; the exit code. An
     EvaluationStopped before any board was finished passes on (the caller cleans up)."""
-    from agents.processes import exit_code, stop_name
+    from agents.shared.processes import exit_code, stop_name
 
     from .api import EvaluationStopped, play_plan
     from .journal import Journal, JournalError, JournalWriteError
@@ -303,7 +303,7 @@ def _write_logs(plan: Any, folder: str, boards: int) -> int:
         print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}", file=sys.stderr)
         return WRITE_FAILED_EXIT
     except (KeyboardInterrupt, SystemError) as error:  # the results are written already: say so
-        from agents.processes import exit_on_stop
+        from agents.shared.processes import exit_on_stop
 
         return exit_on_stop(error, "python -m eval: {stop} while writing match logs; the results are written")
     print(f"match logs: {len(written)} in {folder}")
@@ -312,7 +312,7 @@ def _write_logs(plan: Any, folder: str, boards: int) -> int:
 
 def _write(result: TournamentResult, out: str) -> int:
     """Write the result files (all or nothing); 0, or WRITE_FAILED_EXIT with one line saying so."""
-    from agents.processes import interrupts_deferred
+    from agents.shared.processes import interrupts_deferred
 
     from .report import write_outputs
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.processes import caught_stop
+from agents.shared.processes import caught_stop
 from allfours_env.engine import EPISODES
 from allfours_env.rules import DEFAULT_RULES, Rules
 

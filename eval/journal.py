@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from agents.atomic_file import write_text
+from agents.shared.atomic_file import write_text
 
 from .api import Plan, identity
 from .play import BoardRecord, _show

@@ -2,7 +2,7 @@
 
 After the evaluation, the first ``N`` boards of every pair are played again in this process, each
 match exactly as :func:`eval.play.play_board` plays it (the board's decks, first dealer and bot
-seeds, bot A on team 0 then on team 1), with a :class:`agents.match_log.Recorder` on the match
+seeds, bot A on team 0 then on team 1), with a :class:`agents.apps.match_log.Recorder` on the match
 loop, and each match is written as a match log (docs/match_log.md): ``DIR/A_vs_B_board7_a0.json``
 (``a0``: A on team 0, ``a1``: on team 1). Every bot that does not depend on the clock plays them
 exactly as in the evaluation; a search with a time budget (``search``, ``ms`` > 0) may choose
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from allfours_env.match import Match
-from agents.match_log import Recorder, write
+from agents.apps.match_log import Recorder, write
 from allfours_env.cards import N_SEATS
 
 from .api import Plan

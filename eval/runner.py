@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from agents import Bot
-from agents.processes import bind_to_parent, end_workers, stops_held, worker_context
+from agents.shared.processes import bind_to_parent, end_workers, stops_held, worker_context
 from allfours_env.rules import Rules
 
 from .batch import play_boards

@@ -1,11 +1,11 @@
-"""agents.atomic_file: the one way the project writes a file whole or not at all."""
+"""agents.shared.atomic_file: the one way the project writes a file whole or not at all."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agents.atomic_file import atomic_path, write_text
+from agents.shared.atomic_file import atomic_path, write_text
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Boards played at once on the vector engine (eval.batch, agents.arena) give exactly the records
+"""Boards played at once on the vector engine (eval.batch, allfours_env.arena) give exactly the records
 that one match at a time on the scalar view gives (eval.play.play_board, allfours_env.match.Match)."""
 
 from __future__ import annotations

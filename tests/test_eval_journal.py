@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agents.processes import WRITE_FAILED_EXIT
+from agents.shared.processes import WRITE_FAILED_EXIT
 from eval.__main__ import main
 from eval.api import plan_round_robin, play_plan
 from eval.journal import JOURNAL_NAME, Journal, JournalError

@@ -1,4 +1,4 @@
-"""Match logs (agents/match_log.py): round trip, replay, tampered logs refused, and their writers."""
+"""Match logs (agents/apps/match_log.py): round trip, replay, tampered logs refused, and their writers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from agents import make
 from allfours_env.match import Match
-from agents.match_log import (
+from agents.apps.match_log import (
     FORMAT,
     MAX_LOG_BYTES,
     MatchLog,
@@ -129,7 +129,7 @@ def test_not_json_refused():
 
 
 def test_play_writes_a_log(tmp_path):
-    from agents.play import main as play_main
+    from agents.apps.play import main as play_main
 
     path = tmp_path / "watched.json"
     assert play_main(["--watch", "--seed", "4", "--rule", "target_score=5", "--log", str(path)]) == 0
@@ -139,7 +139,7 @@ def test_play_writes_a_log(tmp_path):
 
 
 def test_play_log_path_checked_first(tmp_path, capsys):
-    from agents.play import main as play_main
+    from agents.apps.play import main as play_main
 
     with pytest.raises(SystemExit):
         play_main(["--watch", "--log", str(tmp_path / "missing" / "x.json")])

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.match_log import MAX_SEED, MatchLog, MatchLogError, Recorder, loads
+from agents.apps.match_log import MAX_SEED, MatchLog, MatchLogError, Recorder, loads
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import Game
 from allfours_env.match import Match

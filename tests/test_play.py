@@ -1,4 +1,4 @@
-"""Playing against the bots in the terminal (agents/play.py), driven by scripted input."""
+"""Playing against the bots in the terminal (agents/apps/play.py), driven by scripted input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import agents
 import agents.builtin
-from agents.play import GOODBYE, HELP_TEXT, MENU_PREFIX, PROMPT, main, make_bots, play, read_choice, watch
+from agents.apps.play import GOODBYE, HELP_TEXT, MENU_PREFIX, PROMPT, main, make_bots, play, read_choice, watch
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, parse_card
 from allfours_env.cards import N_CARDS, card_text
 
@@ -273,7 +273,7 @@ def test_watch_narrates_four_bots_to_the_result():
 
 def test_watch_waits_its_pace_before_each_decision(monkeypatch):
     waits: list[float] = []
-    monkeypatch.setattr("agents.play.time.sleep", waits.append)
+    monkeypatch.setattr("agents.apps.play.time.sleep", waits.append)
     lines: list[str] = []
     watch(lines.append, [agents.make("random") for _ in range(4)], 3, SHORT, pace=0.25)
     decisions = sum(1 for line in lines if re.match(r"  player_\d (plays|stands|begs|gives|runs)", line))

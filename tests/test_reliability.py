@@ -222,7 +222,7 @@ def test_an_empty_out_is_refused(capsys):
 
 
 def test_play_checks_that_it_can_save_before_the_match(capsys):
-    from agents.play import main
+    from agents.apps.play import main
 
     started = time.monotonic()
     with pytest.raises(SystemExit) as exit_info:
@@ -309,7 +309,7 @@ def frame_inside(module: str, module_level: bool):
 
 
 def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
-    from agents.processes import stop_must_wait
+    from agents.shared.processes import stop_must_wait
 
     assert stop_must_wait(frame_inside("torch.distributed", module_level=True))  # C++ checks signals: would abort
     assert not stop_must_wait(frame_inside("torch.nn.functional", module_level=False))  # a function: raise now
@@ -321,7 +321,7 @@ def test_a_stop_waits_while_torch_is_imported_or_numba_compiles():
 STOP_BEFORE_BIND = """
 import os, signal, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from agents.processes import bind_to_parent, handle_stops, stops_held, worker_context
+from agents.shared.processes import bind_to_parent, handle_stops, stops_held, worker_context
 
 def slow_start(parent):
     time.sleep(0.5)  # the Ctrl-C below comes before the worker ignores it

@@ -1,4 +1,4 @@
-"""The review of a match (agents/review.py): fair (never reads a hidden card), repeatable, its
+"""The review of a match (agents/apps/review.py): fair (never reads a hidden card), repeatable, its
 figures as documented, its report self-contained, and bad logs refused with nothing written."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.match_log import MatchLog, Recorder, Replay, loads, write
-from agents.review import (
+from agents.apps.match_log import MatchLog, Recorder, Replay, loads, write
+from agents.apps.review import (
     ACCURATE_WITHIN,
     THRESHOLDS,
     DecisionReview,
@@ -333,7 +333,7 @@ def test_a_refused_write_exits_74_with_nothing_written(log, tmp_path, capsys, mo
     def full_disk(target):
         yield target.parent / "gone" / target.name  # (a folder that vanished: the write fails as a full disk would)
 
-    monkeypatch.setattr("agents.review.atomic_path", full_disk)
+    monkeypatch.setattr("agents.apps.review.atomic_path", full_disk)
     code, out, err = run_main([path, "--worlds", "2", "--workers", "1"], capsys)
     assert code == 74 and "No such file or directory" in err and "nothing was written" in err and out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["match.json"]

@@ -246,7 +246,7 @@ def test_deferred_interrupts_wait_for_the_block_and_work_off_the_main_thread():
     import signal
     import threading
 
-    from agents.processes import interrupts_deferred
+    from agents.shared.processes import interrupts_deferred
 
     done = []
     with pytest.raises(KeyboardInterrupt):
@@ -312,7 +312,7 @@ def test_a_declared_shape_larger_than_the_file_is_refused_before_allocation(tmp_
 
 
 def test_the_arrays_of_a_file_are_capped_in_bytes(tmp_path):
-    from agents.npz_file import NpzError, read_npz
+    from agents.shared.npz_file import NpzError, read_npz
 
     path = save_npz(tmp_path / "zeros.npz", {"a": np.zeros(1000), "b": np.zeros(1000)})
     assert set(read_npz(path, 16_000)) == {"a", "b"}

@@ -1,4 +1,4 @@
-"""The web server's API (agents/web) through Starlette's TestClient: no browser, no socket."""
+"""The web server's API (agents/apps/web) through Starlette's TestClient: no browser, no socket."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
+from agents.apps.match_log import loads, replay
+from agents.apps.web.app import create_app
 from agents.builtin import PRETRAINED
-from agents.match_log import loads, replay
-from agents.web.app import create_app
 from allfours_env.cards import N_SEATS, card_text
 from tests.web_leaks import assert_seat_only, cards_in, hidden_cards
 

@@ -20,7 +20,7 @@ import pytest
 
 from agents import make
 from allfours_env.match import Match
-from agents.match_log import MatchLog, Recorder, Replay, loads, write
+from agents.apps.match_log import MatchLog, Recorder, Replay, loads, write
 from allfours_env.cards import N_SEATS, card_text
 from allfours_env.engine import Game
 from allfours_env.render import describe_event
@@ -441,7 +441,7 @@ def test_leaving_a_match_mid_move_ends_it_and_nothing_comes_back(page, server):
     page.wait_for_timeout(2500)  # the bot's move comes back, and is dropped
     assert page.get_attribute("#game", "data-mode") is None and page.locator("#table .card").count() == 0
     assert page.inner_text("#message") == "" and page.is_visible("#setup .for-watch")
-    from agents.web.sessions import Refused
+    from agents.apps.web.sessions import Refused
 
     with pytest.raises(Refused, match="no match with this id"):  # (the page ended it on the server)
         app.state.store.get(match_id)
@@ -460,7 +460,7 @@ def review_log(path: Path) -> MatchLog:
 def test_review_an_uploaded_log_step_by_step(page, shots, tmp_path):
     """The graph, the flagged decisions and, at each decision, the table as its seat saw it with
     every action's chance; the same figures as python -m agents.review; it fits a phone and a desktop."""
-    from agents.review import Settings, review_match
+    from agents.apps.review import Settings, review_match
 
     path = tmp_path / "reviewed.json"
     log = review_log(path)

@@ -1,4 +1,4 @@
-"""The web page's review (agents/web/reviews.py) through Starlette's TestClient: the same figures as
+"""The web page's review (agents/apps/web/reviews.py) through Starlette's TestClient: the same figures as
 the command line, in the background, bounded, cancelled with its replay."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
-from agents.match_log import loads
-from agents.review import Settings, review_match
-from agents.web.app import create_app
-from agents.web.reviews import MAX_REVIEW_DECISIONS, ReviewJob
-from agents.web.sessions import Refused
+from agents.apps.match_log import loads
+from agents.apps.review import Settings, review_match
+from agents.apps.web.app import create_app
+from agents.apps.web.reviews import MAX_REVIEW_DECISIONS, ReviewJob
+from agents.apps.web.sessions import Refused
 from tests.test_review import logged
 from tests.test_web_api import Clock, new_match, play_to_end
 
@@ -98,7 +98,7 @@ def test_a_job_is_bounded_in_decisions_time_and_queue(client, monkeypatch):
     job = ReviewJob(log, worlds=WORLDS, seconds=0.3)
     job.run()
     assert job.status == "stopped" and 0 < len(job.results) < len(job.steps)  # its budget spent: what it did is kept
-    monkeypatch.setattr("agents.web.reviews.MAX_REVIEW_DECISIONS", 10)
+    monkeypatch.setattr("agents.apps.web.reviews.MAX_REVIEW_DECISIONS", 10)
     with pytest.raises(Refused, match="more than 10 decisions"):
         ReviewJob(log)
     assert MAX_REVIEW_DECISIONS >= 400

@@ -28,11 +28,11 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
+from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, loads, start
+from agents.apps.web import sessions
+from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
+from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from agents.builtin import PRETRAINED
-from agents.match_log import MAX_SEED, MatchLog, Recorder, loads, start
-from agents.web import sessions
-from agents.web.__main__ import allowed_hosts, main, reach_warning
-from agents.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import Game
 from allfours_env.match import Match

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.web import views
+from agents.apps.web import views
 from allfours_env.cards import N_SEATS, card_text, cards_of
 from allfours_env.engine import Game
 from allfours_env.render import describe_event

@@ -17,7 +17,7 @@ def running_server(**app_options: Any) -> Iterator[tuple[str, Any]]:
     """Yield the base URL (``http://127.0.0.1:PORT``) and the app; stop the server on exit."""
     import uvicorn
 
-    from agents.web.app import create_app
+    from agents.apps.web.app import create_app
 
     app = create_app(**app_options)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

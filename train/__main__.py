@@ -32,7 +32,7 @@ BACKENDS = ("sb3", "rllib")
 def main(argv: list[str] | None = None) -> int:
     """Run the command; Ctrl-C or SIGTERM anywhere, imports included, ends it with one line and
     exit code 130 (143 for SIGTERM)."""
-    from agents.processes import caught_stop, exit_code, handle_stops, stop_name
+    from agents.shared.processes import caught_stop, exit_code, handle_stops, stop_name
 
     handle_stops()
     try:
@@ -58,7 +58,7 @@ def _main(argv: list[str]) -> int:
 
         return rllib_main(argv)
 
-    from agents.processes import USAGE_EXIT
+    from agents.shared.processes import USAGE_EXIT
     from eval.run_lock import RunInUseError
 
     from .checkpoints import ResumeError, WriteFailed, candidates, saved_config_file

@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from agents.atomic_file import write_text
-from agents.processes import WRITE_FAILED_EXIT
+from agents.shared.atomic_file import write_text
+from agents.shared.processes import WRITE_FAILED_EXIT
 
 from .config import RUN_CONFIG_FILE
 from .state_checks import brief, keys, number

@@ -15,7 +15,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.atomic_file import write_bytes
+from agents.shared.atomic_file import write_bytes
 
 CSV_NAME = "evaluations.csv"
 PNG_NAME = "learning_curve.png"

@@ -49,7 +49,7 @@ from agents.policy import (
     load_weights,
     save_weights,
 )
-from agents.processes import USAGE_EXIT, WRITE_FAILED_EXIT
+from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
@@ -330,7 +330,7 @@ MAX_WEIGHT = 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.processes import exit_on_stop, handle_stops
+    from agents.shared.processes import exit_on_stop, handle_stops
 
     parser = _parser()
     args = parser.parse_args(argv)

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.atomic_file import write_bytes
 from agents.policy import Weights, load_weights, save_weights
+from agents.shared.atomic_file import write_bytes
 from allfours_env.rules import Rules
 from eval import evaluate
 

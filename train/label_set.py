@@ -10,7 +10,7 @@ A label set is a folder::
                        ``part_rows`` x 1 ..., the same columns, uncompressed), written whole;
                        when its last part is done the shard is written and its parts removed
 
-Every shard is a plain ``.npz`` (read with :func:`agents.npz_file.read_npz`: no pickle) of the
+Every shard is a plain ``.npz`` (read with :func:`agents.shared.npz_file.read_npz`: no pickle) of the
 columns in :data:`COLUMNS`, one row per decision:
 
 ============== ================ ===========================================================
@@ -60,9 +60,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.atomic_file import atomic_path, write_text
-from agents.npz_file import open_regular, read_npz
 from agents.search import MAX_WORLDS, ROLLOUTS
+from agents.shared.atomic_file import atomic_path, write_text
+from agents.shared.npz_file import open_regular, read_npz
 from allfours_env import N_ACTIONS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.observation import LAYOUT, N_FLAGS, OBS_SIZE, rules_block

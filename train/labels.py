@@ -43,8 +43,9 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from allfours_env.arena import Arena
-from agents.processes import (
+from agents.search import SearchBot
+from agents.shared.options import number_option
+from agents.shared.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,
     bind_to_parent,
@@ -54,15 +55,25 @@ from agents.processes import (
     stops_held,
     worker_context,
 )
-from agents.search import SearchBot
+from allfours_env.arena import Arena
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
 
 from .cli import write_failed
 from .config import MAX_WORKERS, check_range
 from .label_set import (
-    LabelSetError, LabelSettings, part_path, part_rows, parts_done, parts_of, remove_parts, shard_path, shards_done,
-    write_meta, write_part, write_shard_of_parts,
+    LabelSetError,
+    LabelSettings,
+    part_path,
+    part_rows,
+    parts_done,
+    parts_of,
+    remove_parts,
+    shard_path,
+    shards_done,
+    write_meta,
+    write_part,
+    write_shard_of_parts,
 )  # fmt: skip
 from .progress import Progress
 
@@ -280,12 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.labels", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="the label set's folder")
     parser.add_argument("--count", type=int, default=300_000, help="decisions to label (default 300000)")
-    parser.add_argument("--worlds", type=int, default=32, help="worlds searched per decision (default 32)")
-    parser.add_argument("--margin", type=float, default=0.01, help="search's margin (default 0.01)")
-    parser.add_argument(
-        "--confirm", type=int, default=0,
-        help="worlds in all before a label leaves the expert's choice (search's confirm; default 0: off)",
-    )  # fmt: skip
+    number_option(parser, "--worlds", 32, "worlds searched per decision")
+    number_option(parser, "--margin", 0.01, "search's margin")
+    number_option(parser, "--confirm", 0, "worlds in all before a label leaves the expert's choice (search's; 0: off)")
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument(
         "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.npz_file import read_npz
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, MAX_MEMBER_BYTES, PolicyBot, Weights, batch_inputs, choose
+from agents.shared.npz_file import read_npz
 
 from .config import SELF, SNAPSHOT
 from .state_checks import count, generator_state, keys, weights_like

@@ -53,9 +53,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.atomic_file import atomic_path
 from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
-from agents.processes import caught_stop, exit_code, interrupts_deferred, stop_name
+from agents.shared.atomic_file import atomic_path
+from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 from eval import evaluate
 
 from . import curve, expert_iteration, imitation, run_plan

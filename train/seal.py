@@ -27,7 +27,7 @@ import secrets
 from pathlib import Path
 from typing import BinaryIO
 
-from agents.npz_file import open_regular
+from agents.shared.npz_file import open_regular
 
 SEAL_FILE = "seal.json"
 SEAL_VERSION = 2  # 2: folders are listed too (version 1 listed files only)

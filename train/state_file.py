@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.npz_file import NpzError, read_npz
+from agents.shared.npz_file import NpzError, read_npz
 
 JSON_FILE = "state.json"
 ARRAYS_FILE = "state.npz"

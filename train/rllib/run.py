@@ -41,8 +41,8 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.tune.registry import register_env
 from tensorboardX import SummaryWriter
 
-from agents.atomic_file import write_text
 from agents.policy import PolicyBot, Weights, load_weights, save_weights
+from agents.shared.atomic_file import write_text
 from eval import evaluate
 
 from ..checkpoints import (

@@ -1,6 +1,6 @@
 "use strict";
 /* The All Fours page: plain JavaScript, no build step. It holds no game logic: the server
-   (agents/web) keeps the match and answers every request with the table as the viewing seat sees
+   (agents/apps/web) keeps the match and answers every request with the table as the viewing seat sees
    it; the page draws that, sends the person's actions, and asks for the bots' moves one at a time
    at the chosen pace. */
 
@@ -91,7 +91,7 @@ async function init() {
   buildRulesForm(ui.options.rules);
   document.querySelectorAll("#modes button").forEach((b) => b.addEventListener("click", () => setMode(b.dataset.mode)));
   $("setup").addEventListener("submit", (event) => { event.preventDefault(); startMatch(); });
-  $("replay-file").addEventListener("change", loadReplayFile);
+  $("replay-file").addEventListener("change", (e) => sendLogFile(e, "/api/replays", "replay", begin, "replay"));
   $("pause").addEventListener("click", togglePause);
   $("step-once").addEventListener("click", () => { if (ui.paused) advance(); });
   $("speed").addEventListener("change", schedule);
@@ -106,7 +106,7 @@ async function init() {
   $("replay-play").addEventListener("click", toggleReplayPlay);
   $("replay-this").addEventListener("click", replayThis);
   $("review-this").addEventListener("click", reviewThis);
-  $("review-file").addEventListener("change", loadReviewFile);
+  $("review-file").addEventListener("change", (e) => sendLogFile(e, "/api/reviews", "review", beginReview, "review"));
   $("review-prev").addEventListener("click", () => reviewStep(-1, false));
   $("review-next").addEventListener("click", () => reviewStep(1, false));
   $("review-prev-flag").addEventListener("click", () => reviewStep(-1, true));
@@ -560,16 +560,17 @@ async function askHint() {
 
 /* ------------------------------------------------------------------ replays */
 
-async function loadReplayFile(event) {
+/* The log chosen in a file input, sent to `path` to replay or review (`verb`); `show(state)` if the
+   person is still in `mode`, else the server's new replay is ended at once (switched away meanwhile). */
+async function sendLogFile(event, path, mode, show, verb) {
   const file = event.target.files[0];
   if (!file) return;
   showMessage("");
   try {
-    const text = await file.text();
-    const replay = await api("POST", "/api/replays", text);
-    if (ui.mode === "replay") begin(replay); // (not if the person switched mode meanwhile)
+    const state = await api("POST", path, await file.text());
+    if (ui.mode === mode) show(state); else endMatch(state.id);
   } catch (error) {
-    showMessage(`Cannot replay ${file.name}: ${error.message}`);
+    showMessage(`Cannot ${verb} ${file.name}: ${error.message}`);
   }
 }
 
@@ -621,19 +622,6 @@ function svgEl(tag, attrs = {}, ...children) {
 
 function pct(value) { return `${(100 * value).toFixed(1)}%`; }
 function pts(value) { return (100 * value).toFixed(1); }
-
-async function loadReviewFile(event) {
-  const file = event.target.files[0];
-  if (!file) return;
-  showMessage("");
-  try {
-    const text = await file.text();
-    const state = await api("POST", "/api/reviews", text);
-    if (ui.mode === "review") beginReview(state); else endMatch(state.id);
-  } catch (error) {
-    showMessage(`Cannot review ${file.name}: ${error.message}`);
-  }
-}
 
 async function reviewThis() {
   const state = ui.state;

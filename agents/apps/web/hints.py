@@ -2,7 +2,7 @@
 
 Everything comes from one seat's observation (what that seat may know): the expert's choice is
 its ``act``; the values are :meth:`agents.search.SearchBot.search`'s, the estimator the review
-(:mod:`agents.review`) uses too: over worlds sampled from :meth:`agents.search.Position.from_view`,
+(:mod:`agents.apps.review`) uses too: over worlds sampled from :meth:`agents.search.Position.from_view`,
 averaged per action, the chance to win the match after that action, the rest of the deal played
 by the expert in every world. Search's own choice is the
 best of those values, but the expert's choice unless another beats it by more than the bot's
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Observation, legal_actions
-from ..expert import ExpertBot
-from ..search import DEFAULT_WORLDS, SearchBot
+from ...base import Observation, legal_actions
+from ...expert import ExpertBot
+from ...search import DEFAULT_WORLDS, SearchBot
 from .views import action_label
 
 HINT_WORLDS = DEFAULT_WORLDS

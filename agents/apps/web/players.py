@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..base import Bot, known_bots, make, parse_options
-from ..search import ROLLOUTS, SearchBot
+from ...base import Bot, known_bots, make, parse_options
+from ...search import ROLLOUTS, SearchBot
 
 MAX_SPEC_CHARS = 200
 SEARCH_CAPS: dict[str, float] = {"worlds": 512, "confirm": 1024, "ms": 2000.0}  # see the module docstring

@@ -9,28 +9,28 @@ otherwise)::
 
 Policy files named on the command line can be seated by the page (by their label, also as a
 search bot's ``keep=`` or ``rollout=``); the page itself can never make the server load a file
-(:mod:`agents.web.players`, which also caps search's options). Another ``--host`` than loopback
+(:mod:`agents.apps.web.players`, which also caps search's options). Another ``--host`` than loopback
 prints a warning, and the Host header check stays on (``--allow-host``; see
-:mod:`agents.web.__main__`). The server (Starlette, run by uvicorn) holds every match: the engine,
+:mod:`agents.apps.web.__main__`). The server (Starlette, run by uvicorn) holds every match: the engine,
 the bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match
-log (:mod:`agents.match_log`). The page is plain HTML, CSS and JavaScript (``static/``) and sends
+log (:mod:`agents.apps.match_log`). The page is plain HTML, CSS and JavaScript (``static/``) and sends
 only actions; each is checked by the engine like a bot's. In play mode every response is built
 from the person's observation (:func:`allfours_env.decode`): no other seat's hidden cards ever
 reach the page; all hands open is only for watching bots and replays. Nor does the seed, which
 deals every hand: a play match's seed is sent once the match is over (with the log), never
-before; a seed the server draws has 128 random bits (:mod:`agents.web.sessions`).
+before; a seed the server draws has 128 random bits (:mod:`agents.apps.web.sessions`).
 
 Bounds: a match plays to at most 100 points (``target_score``), and a match or a replay holds at
 most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
 lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
 held ones take about ``--max-memory-mb``. Reviews run one at a time in one background thread, each
-at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.web.reviews`).
+at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.apps.web.reviews`).
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
 409 not now, 413 too large, 415 not JSON, 503 too many matches or too much memory held). Every
 response carries ``X-Frame-Options: DENY`` and a Content-Security-Policy with
-``frame-ancestors 'none'`` (:mod:`agents.web.app`).
+``frame-ancestors 'none'`` (:mod:`agents.apps.web.app`).
 
 ``GET /api/options``
     bots the page may choose (names, examples with options, policy files) and the rule form.
@@ -59,9 +59,9 @@ seat], "rules": {A0 keys}, "seed": int|"digits"|null}``
 ``POST /api/matches/{id}/replay``, ``POST /api/replays`` (body: a match log)
     a replay of this match, or of an uploaded log (checked by replaying it on the engine).
 ``POST /api/matches/{id}/review``, ``POST /api/reviews`` (body: a match log)
-    the review (:mod:`agents.review`) of this match once it is over (or of this replay), or of an
+    the review (:mod:`agents.apps.review`) of this match once it is over (or of this replay), or of an
     uploaded log: a replay whose review is queued and made in the background
-    (:mod:`agents.web.reviews`); returns the replay's state with ``review``.
+    (:mod:`agents.apps.web.reviews`); returns the replay's state with ``review``.
 ``GET /api/matches/{id}/review?since=K``
     the review so far: ``status`` (queued, running, done, stopped, cancelled, failed), ``done`` of
     ``total`` decisions, ``steps`` ([step, seat] of each decision with a choice), the figures per
@@ -85,4 +85,4 @@ def __getattr__(name: str) -> Any:
         from .app import create_app
 
         return create_app
-    raise AttributeError(f"module 'agents.web' has no attribute {name!r}")
+    raise AttributeError(f"module 'agents.apps.web' has no attribute {name!r}")

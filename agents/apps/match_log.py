@@ -60,7 +60,7 @@ from allfours_env.engine import (
 )  # fmt: skip
 from allfours_env.rules import Rules
 
-from . import atomic_file
+from ..shared import atomic_file
 
 FORMAT = "allfours-match-log"
 VERSION = 1

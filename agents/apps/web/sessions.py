@@ -1,7 +1,7 @@
 """The matches the server holds: played, watched or replayed, each under an unguessable id.
 
 A :class:`LiveMatch` owns the engine (:class:`allfours_env.engine.Game`) and the bots, driven
-through the shared match loop (:class:`allfours_env.match.Match`) with a :class:`agents.match_log.Recorder`
+through the shared match loop (:class:`allfours_env.match.Match`) with a :class:`agents.apps.match_log.Recorder`
 as its event hook, so every match can be saved as a log. The page sends only actions: the
 person's action goes to the engine like any bot's (an illegal one is refused and changes nothing);
 a bot's move is made on request, one at a time, so the page shows them at its own pace. A
@@ -9,7 +9,7 @@ a bot's move is made on request, one at a time, so the page shows them at its ow
 
 Seeds: a match's seed deals every hand, so in play mode the page never gets it while the match
 is on (:meth:`LiveMatch.shown_seed`), whoever chose it; it is shown once the match is over (the
-log holds it then). A seed the server draws has 128 random bits (:func:`agents.match_log.draw_seed`), so it cannot
+log holds it then). A seed the server draws has 128 random bits (:func:`agents.apps.match_log.draw_seed`), so it cannot
 be found by trying seeds against the cards a person sees. The bots and the hinter draw from
 streams of their own, spawned from the seed (:func:`side_seeds`), never the game's stream or the
 seed itself.
@@ -24,7 +24,7 @@ budget only up to their step limit.
 for longer than its ``idle_seconds``, and refuses new ones beyond ``max_matches``. Each match has
 a lock, so two requests for one match (two tabs, a double click) take turns; a request that moves
 a match names the step it saw, and is refused once the match has moved past it. A replay may hold
-a review (:mod:`agents.web.reviews`), cancelled when the replay is ended or expires.
+a review (:mod:`agents.apps.web.reviews`), cancelled when the replay is ended or expires.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from allfours_env.match import Match
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
 
-from ..base import Bot
+from ...base import Bot
 from ..match_log import MatchLog, Recorder, Replay, side_seeds
 from . import views
 from .hints import Hinter
@@ -245,7 +245,7 @@ class ReplayMatch(Session):
         super().__init__(log.seed or 0)
         self.replay = Replay(log)  # a MatchLogError (a ValueError) if it does not replay
         self.log = log
-        self.review: Any = None  # a ReviewJob (agents.web.reviews), once the page asks for the review
+        self.review: Any = None  # a ReviewJob (agents.apps.web.reviews), once the page asks for the review
 
     def estimated_bytes(self) -> int:
         """At its last step, where its game holds the most (and its review, if any, done)."""

@@ -1,10 +1,10 @@
 """Reviews on the web page: a match's decisions reviewed in a background thread, one match at a time.
 
-A review (:mod:`agents.review`) searches every decision that had a choice from its seat's own
+A review (:mod:`agents.apps.review`) searches every decision that had a choice from its seat's own
 observation: a match to 14 (70 to 150 such decisions) takes 5 to 20 s of one core at the
 review's default precision (15 s for 149 decisions on this project's machine, under load from
 other work). So no request waits for one. The page asks for the review of a
-finished match or of an uploaded log; the server makes it a replay (:class:`~agents.web.sessions.ReplayMatch`)
+finished match or of an uploaded log; the server makes it a replay (:class:`~agents.apps.web.sessions.ReplayMatch`)
 with a :class:`ReviewJob`, queues the job and answers at once; the page polls the job and shows
 each decision's figures as they come, in the order of the match (the graph grows from the left).
 The figures are the command line's at its defaults (``REVIEW_WORLDS`` = 512 worlds, seed 0, each
@@ -21,9 +21,9 @@ Bounds, so that no client holds the server for long:
 - a job reviews at most ``MAX_REVIEW_DECISIONS`` decisions (a match to about 40 points; a longer
   log is refused with 413 and the command that reviews it) and runs at most ``REVIEW_SECONDS``:
   then it stops, what it reviewed is kept and shown, and the page says so;
-- a job whose replay is ended or expires (idle, see :class:`~agents.web.sessions.Store`) is
+- a job whose replay is ended or expires (idle, see :class:`~agents.apps.web.sessions.Store`) is
   cancelled before its next decision; its memory (about ``REVIEW_DECISION_BYTES`` a decision,
-  counted in the replay's :meth:`~agents.web.sessions.Session.estimated_bytes`) goes with it;
+  counted in the replay's :meth:`~agents.apps.web.sessions.Session.estimated_bytes`) goes with it;
 - a poll returns the decisions from the index the page asks for (``since``), so each is sent once.
 """
 
@@ -115,7 +115,7 @@ class ReviewJob:
         self.status = status
 
     def review(self) -> MatchReview:
-        """What is reviewed so far, as a :class:`~agents.review.MatchReview`."""
+        """What is reviewed so far, as a :class:`~agents.apps.review.MatchReview`."""
         with self._lock:
             results = tuple(self.results)
         return MatchReview(self.log, (0, 1, 2, 3), self.settings, results, self.seconds)

@@ -1,4 +1,4 @@
-"""The Starlette application: the page, its static files and the JSON API (see :mod:`agents.web`).
+"""The Starlette application: the page, its static files and the JSON API (see :mod:`agents.apps.web`).
 
 Every response carries ``SECURITY_HEADERS``: no other site may frame the page (``X-Frame-Options:
 DENY``, CSP ``frame-ancestors 'none'``), and the page runs only its own same-origin files (CSP
@@ -164,8 +164,8 @@ def create_app(
 ) -> Starlette:
     """The web app. ``policy_files``: the only files its matches may load (checked now);
     ``allowed_hosts``: Host headers accepted (None: any, for tests); ``memory_budget``: bytes the
-    held matches may take (:class:`~agents.web.sessions.Store`); ``review_worlds``, ``review_seconds``:
-    a review's precision and time budget (:mod:`agents.web.reviews`). A ValueError for a bad setting."""
+    held matches may take (:class:`~agents.apps.web.sessions.Store`); ``review_worlds``, ``review_seconds``:
+    a review's precision and time budget (:mod:`agents.apps.web.reviews`). A ValueError for a bad setting."""
     store = Store(idle_seconds, max_matches, clock, memory_budget)
     choices = BotChoices(policy_files)
     reviews = ReviewQueue(worlds=review_worlds, seconds=review_seconds)

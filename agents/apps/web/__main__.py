@@ -1,4 +1,4 @@
-"""``python -m agents.web``: start the server and print its address (see :mod:`agents.web`).
+"""``python -m agents.web``: start the server and print its address (see :mod:`agents.apps.web`).
 
 Hosts: by default the server listens on 127.0.0.1, this machine only. Another ``--host`` (an
 address of this machine, or 0.0.0.0 / :: for all of them) makes it reachable from other machines,
@@ -22,6 +22,8 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from ...shared.options import number_option
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -43,12 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-host", action="append", default=[], metavar="NAME",
         help="also answer requests for this Host name or address (repeatable; '*': any); see the module docstring",
     )  # fmt: skip
-    parser.add_argument("--idle-minutes", type=float, default=30.0, help="a match idle this long is dropped (default 30)")
-    parser.add_argument("--max-matches", type=int, default=200, help="matches held at once (default 200)")
-    parser.add_argument(
-        "--max-memory-mb", type=int, default=512,
-        help="new matches are refused while the held ones take about this much memory (default 512)",
-    )  # fmt: skip
+    number_option(parser, "--idle-minutes", 30.0, "a match idle this long is dropped")
+    number_option(parser, "--max-matches", 200, "matches held at once")
+    number_option(
+        parser, "--max-memory-mb", 512, "new matches are refused while the held ones take about this much memory"
+    )
     return parser
 
 
