@@ -5,7 +5,7 @@
 Five measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
 rollout, torch on one thread:
 
-* ``new, self-play``: ``python -m train``'s path (:mod:`train.selfplay`) with the config's input,
+* ``new, self-play``: ``python -m train``'s path (:mod:`train.learner_env`) with the config's input,
   network and PPO settings, every opponent the current policy;
 * ``new, self-play, overlapped``: the same with ``overlap_updates: true`` (:mod:`train.overlap`:
   the next rollout is collected on a second thread during the update; "collect" is then the
@@ -86,7 +86,7 @@ def new_path(config: TrainConfig) -> MaskablePPO:
     env = make_vec_env(config)
     model = new_model(config, env)
     model.set_logger(_silent())
-    env.unwrapped.pool.update(weights_from_policy(model.policy))
+    env.unwrapped.league.update(weights_from_policy(model.policy))
     return model
 
 
