@@ -41,12 +41,13 @@ PRETRAINED = ROOT / "agents" / "pretrained" / "allfours_v1.npz"
 TINY_CONFIG = """\
 run_name: tiny
 total_steps: 1000
-num_env_runners: 1
-num_envs_per_env_runner: 2
-train_batch_size: 500
-minibatch_size: 250
-num_epochs: 1
+n_env_runners: 1
+n_envs_per_runner: 2
+rollout_steps: 500
+batch_size: 250
+n_epochs: 1
 net_arch: [32]
+init_policy: ""
 league_size: 2
 snapshot_every: 400
 eval_every: 1000
@@ -78,7 +79,7 @@ def module_weights(module) -> dict:
 
 @pytest.mark.parametrize("reward", ["points", "match"])
 def test_rllib_samples_the_vector_env_in_its_own_episodes(tmp_path, reward):
-    config = tiny_config(tmp_path, reward=reward, num_env_runners=0, num_envs_per_env_runner=4)
+    config = tiny_config(tmp_path, reward=reward, n_env_runners=0, n_envs_per_runner=4)
     runner = runner_of(config)
     assert isinstance(runner.env.unwrapped, AllFoursVectorEnv) and runner.env.num_envs == 4
     episodes = runner.sample(num_episodes=12, random_actions=False)
@@ -171,7 +172,7 @@ def test_export_computes_the_modules_logits():
 
 def test_a_run_can_start_from_a_policy_file(tmp_path):
     student = ROOT / "agents" / "pretrained" / "student_v1.npz"
-    config = tiny_config(tmp_path, net_arch=[256, 256], init_policy=str(student), num_env_runners=1)
+    config = tiny_config(tmp_path, net_arch=[256, 256], init_policy=str(student), n_env_runners=1)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         algo = algorithm_config(config).build_algo()

@@ -16,7 +16,7 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 
@@ -48,6 +48,9 @@ class ConfigError(ValueError):
 class TrainConfig:
     """Every option of a run. Their defaults, and what each means, are in configs/default.yaml:
     the one place they are written; any other config file states only what it changes."""
+
+    DEFAULTS_FILE: ClassVar[Path] = DEFAULT_CONFIG
+    RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
 
     # run
     run_name: str
@@ -152,15 +155,15 @@ MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes
 # The largest values of the options (see INTEGER_RANGES): far above any real run, small enough
 # that no option alone asks for unbounded time or memory, or overflows a float.
 MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
-MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's num_envs_per_env_runner)
-MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib train batch
+MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's n_envs_per_runner)
+MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib rollout
 MAX_LAYER = 2**16  # units of a hidden layer
 MAX_EPOCHS = 10_000
 MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots, RLlib's league_size)
 MAX_LABELS = 10**8  # decisions labelled in one round (or warm-start decisions): 70 GB held for the fit
 MAX_SUIT_COPIES = math.factorial(N_SUITS) - 1  # the relabellings of the suits other than the identity
 MAX_EVAL_BOARDS = 100_000  # board pairs per opponent at each evaluation: a few minutes against the expert
-MAX_WORKERS = 1024  # processes (label_workers, RLlib's num_env_runners)
+MAX_WORKERS = 1024  # processes (label_workers, RLlib's n_env_runners)
 MAX_COEF = 1e6  # loss coefficients, gradient norms and opponent weights: far below float32's overflow
 MAX_MINUTES = 10**6  # checkpoint_minutes: about two years
 MAX_NAME_BYTES = 255  # a file name (run_name), as Linux, macOS and Windows file systems allow
@@ -189,15 +192,13 @@ INTEGER_RANGES = {
     "eval_boards": (1, MAX_EVAL_BOARDS),
     "checkpoint_every": (1, MAX_STEPS),
     # RLlib (train/rllib/config.py)
-    "num_env_runners": (0, MAX_WORKERS),
-    "num_envs_per_env_runner": (1, MAX_TABLES),
-    "train_batch_size": (1, MAX_BATCH),
-    "minibatch_size": (1, MAX_BATCH),
-    "num_epochs": (1, MAX_EPOCHS),
+    "n_env_runners": (0, MAX_WORKERS),
+    "n_envs_per_runner": (1, MAX_TABLES),
+    "rollout_steps": (1, MAX_BATCH),
     "league_size": (1, MAX_SNAPSHOTS),
 }
 ZERO_MEANS = {"label_confirm": "off", "distil_suit_copies": "none", "label_workers": "every core",
-              "num_env_runners": "sample in the trainer"}  # fmt: skip
+              "n_env_runners": "sample in the trainer"}  # fmt: skip
 # Float options: (lowest, highest, is the lowest itself allowed).
 NUMBER_RANGES = {
     "learning_rate": (0.0, 1.0, False),
@@ -444,32 +445,44 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig) -> Config:
-    """A config of ``cls`` from the options ``data`` changes: for TrainConfig, from the values of
-    configs/default.yaml; other config classes have defaults of their own."""
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{source}: unknown option(s) {unknown}; known options: {sorted(known)}")
-    if cls is TrainConfig:
-        data = {**default_options(), **data}
+    """A config of ``cls`` from the options ``data`` changes, the others from ``cls.DEFAULTS_FILE``
+    (configs/default.yaml for TrainConfig)."""
+    check_known(data, cls, source)
     try:
-        return cls(**data)
+        return cls(**{**default_options(cls), **data})
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
 
 
-def default_options() -> dict[str, Any]:
-    """Every option's default: configs/default.yaml, which must name each one."""
-    defaults = _read_yaml(DEFAULT_CONFIG, "it ships with the project")
-    missing = sorted({f.name for f in dataclasses.fields(TrainConfig)} - set(defaults))
+def check_known(data: dict[str, Any], cls: type, source: str) -> None:
+    """A ConfigError naming the keys of ``data`` that are no option of ``cls``; one an earlier
+    version had (``cls.RENAMED``) with what it is called now."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    renamed = [f"{key} is now {cls.RENAMED[key]}" for key in unknown if key in cls.RENAMED]
+    others = [key for key in unknown if key not in cls.RENAMED]
+    parts = ([f"renamed option(s): {', '.join(renamed)}"] if renamed else []) + (
+        [f"unknown option(s) {others}; known options: {sorted(known)}"] if others else []
+    )
+    if parts:
+        raise ConfigError(f"{source}: {'; '.join(parts)}")
+
+
+def default_options(cls: type = TrainConfig) -> dict[str, Any]:
+    """Every option's default: ``cls.DEFAULTS_FILE`` (configs/default.yaml for TrainConfig), which
+    must name each one and nothing else."""
+    path = cls.DEFAULTS_FILE
+    defaults = _read_yaml(path, "it ships with the project")
+    check_known(defaults, cls, str(path))
+    missing = sorted({f.name for f in dataclasses.fields(cls)} - set(defaults))
     if missing:
-        raise ConfigError(f"{DEFAULT_CONFIG} must give every option its default; missing {missing}")
+        raise ConfigError(f"{path} must give every option its default; missing {missing}")
     return defaults
 
 
-def run_folder(run_name: str | None, output_dir: str | None) -> Path:
-    """The folder of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
-    defaults = default_options()
+def run_folder(run_name: str | None, output_dir: str | None, cls: type = TrainConfig) -> Path:
+    """The folder of run ``run_name`` under ``output_dir`` (None: the default of config class ``cls``)."""
+    defaults = default_options(cls)
     run_name, output_dir = run_name or defaults["run_name"], output_dir or defaults["output_dir"]
     check_run_name(run_name)
     check_output_dir(output_dir)

@@ -4,8 +4,8 @@
    (:mod:`eval.run_lock`). A resumed run keeps its saved config (only ``total_steps`` may change,
    when asked explicitly) and restarts from its newest intact checkpoint.
 2. Start Ray (:mod:`.cluster`): locally, or on the cluster at ``--address`` / ``$RAY_ADDRESS``.
-3. Build PPO: ``num_env_runners`` env runners (one CPU each; Ray places them on the cluster's
-   nodes), each sampling ``num_envs_per_env_runner`` tables of the vector env (:mod:`.env`),
+3. Build PPO: ``n_env_runners`` env runners (one CPU each; Ray places them on the cluster's
+   nodes), each sampling ``n_envs_per_runner`` tables of the vector env (:mod:`.env`),
    where the league (:mod:`.league`) plays the other team; the masked module (:mod:`.module`)
    is ``main``; the learner runs in this process.
 4. Iterate ``algorithm.train()`` until ``total_steps`` environment steps (the learner's
@@ -76,7 +76,7 @@ ENV_NAME = "allfours_vector"
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
     register_env(ENV_NAME, make_vector_env)  # in Ray's registry, which the env runners read
     env_config = {
-        "rules": dict(config.rules), "reward": config.reward, "episode": config.episode,
+        "rules": dict(config.rules), "reward": config.reward, "episode": config.horizon,
         "self_play": config.self_play, "league_size": config.league_size, "seed": config.seed,
     }  # fmt: skip
     return (
@@ -85,8 +85,8 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
             ENV_NAME, env_config=env_config, disable_env_checking=True, normalize_actions=False, clip_actions=False
         )
         .env_runners(
-            num_env_runners=config.num_env_runners,
-            num_envs_per_env_runner=config.num_envs_per_env_runner,
+            num_env_runners=config.n_env_runners,
+            num_envs_per_env_runner=config.n_envs_per_runner,
             num_cpus_per_env_runner=1,
             gym_env_vectorize_mode="vector_entry_point",  # the env is a vector env already
         )
@@ -94,9 +94,9 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
         .rl_module(rl_module_spec=module_spec(config.net_arch))
         .training(
             lr=config.learning_rate,
-            train_batch_size_per_learner=config.train_batch_size,
-            minibatch_size=config.minibatch_size,
-            num_epochs=config.num_epochs,
+            train_batch_size_per_learner=config.rollout_steps,  # one learner: the whole rollout
+            minibatch_size=config.batch_size,
+            num_epochs=config.n_epochs,
             gamma=config.gamma,
             lambda_=config.gae_lambda,
             clip_param=config.clip_range,
@@ -260,7 +260,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         send_league(algo, league, steps, steps, everything=True)
         nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
         say(
-            f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
+            f"training on {where}: {config.n_env_runners} env runner(s) x {config.n_envs_per_runner} envs"
             + (f", on {len(nodes)} node(s)" if nodes else ", sampling in this process")
         )
         report = Progress(config, steps, progress)
