@@ -20,13 +20,12 @@ from typing import Any, ClassVar, TypeVar
 
 import yaml
 
-from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
+from agents.policy import POLICY_INPUTS
 from agents.search import MAX_WORLDS
 from allfours_env.cards import N_CARDS, N_SEATS, N_SUITS
 from allfours_env.rules import Rules
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's own networks (train/opponents.py)
-POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/selfplay.py)
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
