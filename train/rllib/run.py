@@ -71,6 +71,19 @@ PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps don
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
 ENV_NAME = "allfours_vector"
+# The config's PPO options (SB3's names, configs/rllib.yaml) -> RLlib's PPOConfig.training() arguments.
+PPO_OPTIONS = {
+    "learning_rate": "lr",
+    "rollout_steps": "train_batch_size_per_learner",  # one learner, in this process: the whole rollout
+    "batch_size": "minibatch_size",
+    "n_epochs": "num_epochs",
+    "gamma": "gamma",
+    "gae_lambda": "lambda_",
+    "clip_range": "clip_param",
+    "ent_coef": "entropy_coeff",
+    "vf_coef": "vf_loss_coeff",
+    "max_grad_norm": "grad_clip",
+}
 
 
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
@@ -92,18 +105,7 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
         )
         .learners(num_learners=0)  # the learner runs in this process
         .rl_module(rl_module_spec=module_spec(config.net_arch))
-        .training(
-            lr=config.learning_rate,
-            train_batch_size_per_learner=config.rollout_steps,  # one learner: the whole rollout
-            minibatch_size=config.batch_size,
-            num_epochs=config.n_epochs,
-            gamma=config.gamma,
-            lambda_=config.gae_lambda,
-            clip_param=config.clip_range,
-            entropy_coeff=config.ent_coef,
-            vf_loss_coeff=config.vf_coef,
-            grad_clip=config.max_grad_norm,
-        )
+        .training(**{theirs: getattr(config, ours) for ours, theirs in PPO_OPTIONS.items()})
         .debugging(seed=config.seed)
     )
 
