@@ -2,8 +2,7 @@
 
 Every key of the YAML file must be a field below with a value of the field's type; anything
 else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
-Every number has a range (:data:`INTEGER_RANGES`, :data:`NUMBER_RANGES`, :data:`ITEM_RANGES`:
-far above any useful value, so that no setting can ask for unbounded time or memory or overflow
+Every number has a range (:data:`RANGES`: far above any useful value, so that no setting can ask for unbounded time or memory or overflow
 a float), and ``run_name`` must be a plain folder name: a value outside is refused before any work.
 """
 
@@ -151,7 +150,7 @@ class TrainConfig:
 
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
-# The largest values of the options (see INTEGER_RANGES): far above any real run, small enough
+# The largest values of the options (see RANGES): far above any real run, small enough
 # that no option alone asks for unbounded time or memory, or overflows a float.
 MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
 MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's n_envs_per_runner)
@@ -169,57 +168,65 @@ MAX_NAME_BYTES = 255  # a file name (run_name), as Linux, macOS and Windows file
 MAX_PATH_BYTES = 4096  # a path (output_dir), Linux's PATH_MAX
 MAX_CONFIG_BYTES = 2**20  # a config file lists a few dozen options
 
-# Integer options (of either backend; those a backend lacks are skipped): (lowest, highest).
-INTEGER_RANGES = {
-    "seed": (0, MAX_SEED),
-    "total_steps": (1, MAX_STEPS),
-    "n_envs": (1, MAX_TABLES),
-    "n_steps": (1, MAX_BATCH),
-    "batch_size": (1, MAX_BATCH),
-    "n_epochs": (1, MAX_EPOCHS),
-    "snapshot_every": (1, MAX_STEPS),
-    "max_snapshots": (1, MAX_SNAPSHOTS),
-    "imitation_steps": (1, MAX_LABELS),
-    "imitation_epochs": (1, MAX_EPOCHS),
-    "label_worlds": (1, MAX_WORLDS),  # search's own caps (agents.search)
-    "label_confirm": (0, MAX_WORLDS),
-    "distil_epochs": (1, MAX_EPOCHS),
-    "distil_suit_copies": (0, MAX_SUIT_COPIES),
-    "label_workers": (0, MAX_WORKERS),
-    "student_pull_steps": (1, MAX_STEPS),
-    "eval_every": (1, MAX_STEPS),
-    "eval_boards": (1, MAX_EVAL_BOARDS),
-    "checkpoint_every": (1, MAX_STEPS),
+
+@dataclass(frozen=True)
+class Range:
+    """The values a number option takes: ``low`` to ``high`` (integers if ``low`` is one);
+    ``low_allowed``: ``low`` itself too; ``each``: the option lists numbers (or maps names to
+    them) and the range is each one's; ``zero``: what 0 means, for the message."""
+
+    low: float
+    high: float
+    low_allowed: bool = True
+    each: bool = False
+    zero: str | None = None
+
+
+# Every number option of either backend (those a backend lacks are skipped), checked in this order.
+RANGES = {
+    "seed": Range(0, MAX_SEED),
+    "total_steps": Range(1, MAX_STEPS),
+    "n_envs": Range(1, MAX_TABLES),
+    "n_steps": Range(1, MAX_BATCH),
+    "batch_size": Range(1, MAX_BATCH),
+    "n_epochs": Range(1, MAX_EPOCHS),
+    "snapshot_every": Range(1, MAX_STEPS),
+    "max_snapshots": Range(1, MAX_SNAPSHOTS),
+    "imitation_steps": Range(1, MAX_LABELS),
+    "imitation_epochs": Range(1, MAX_EPOCHS),
+    "label_worlds": Range(1, MAX_WORLDS),  # search's own caps (agents.search)
+    "label_confirm": Range(0, MAX_WORLDS, zero="off"),
+    "distil_epochs": Range(1, MAX_EPOCHS),
+    "distil_suit_copies": Range(0, MAX_SUIT_COPIES, zero="none"),
+    "label_workers": Range(0, MAX_WORKERS, zero="every core"),
+    "student_pull_steps": Range(1, MAX_STEPS),
+    "eval_every": Range(1, MAX_STEPS),
+    "eval_boards": Range(1, MAX_EVAL_BOARDS),
+    "checkpoint_every": Range(1, MAX_STEPS),
     # RLlib (train/rllib/config.py)
-    "n_env_runners": (0, MAX_WORKERS),
-    "n_envs_per_runner": (1, MAX_TABLES),
-    "rollout_steps": (1, MAX_BATCH),
-    "league_size": (1, MAX_SNAPSHOTS),
-}
-ZERO_MEANS = {"label_confirm": "off", "distil_suit_copies": "none", "label_workers": "every core",
-              "n_env_runners": "sample in the trainer"}  # fmt: skip
-# Float options: (lowest, highest, is the lowest itself allowed).
-NUMBER_RANGES = {
-    "learning_rate": (0.0, 1.0, False),
-    "imitation_learning_rate": (0.0, 1.0, False),
-    "distil_learning_rate": (0.0, 1.0, False),
-    "gamma": (0.0, 1.0, True),
-    "gae_lambda": (0.0, 1.0, True),
-    "clip_range": (0.0, 1.0, False),
-    "ent_coef": (0.0, MAX_COEF, True),
-    "student_pull": (0.0, MAX_COEF, True),
-    "vf_coef": (0.0, MAX_COEF, True),
-    "max_grad_norm": (0.0, MAX_COEF, False),
-    "checkpoint_minutes": (0.0, MAX_MINUTES, False),
-    "self_play": (0.0, 1.0, True),  # RLlib: a probability
-}
-# Options that list numbers: (lowest, highest) of each item (of each value, for a mapping).
-ITEM_RANGES = {
-    "net_arch": (1, MAX_LAYER),
-    "critic_arch": (1, MAX_LAYER),
-    "distil_labels": (1, MAX_LABELS),
-    "distil_eval": (1, MAX_EVAL_BOARDS),
-    "opponents": (0.0, MAX_COEF),
+    "n_env_runners": Range(0, MAX_WORKERS, zero="sample in the trainer"),
+    "n_envs_per_runner": Range(1, MAX_TABLES),
+    "rollout_steps": Range(1, MAX_BATCH),
+    "league_size": Range(1, MAX_SNAPSHOTS),
+    # floats
+    "learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "imitation_learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "distil_learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "gamma": Range(0.0, 1.0),
+    "gae_lambda": Range(0.0, 1.0),
+    "clip_range": Range(0.0, 1.0, low_allowed=False),
+    "ent_coef": Range(0.0, MAX_COEF),
+    "student_pull": Range(0.0, MAX_COEF),
+    "vf_coef": Range(0.0, MAX_COEF),
+    "max_grad_norm": Range(0.0, MAX_COEF, low_allowed=False),
+    "checkpoint_minutes": Range(0.0, MAX_MINUTES, low_allowed=False),
+    "self_play": Range(0.0, 1.0),  # RLlib: a probability
+    # lists and mappings of numbers
+    "net_arch": Range(1, MAX_LAYER, each=True),
+    "critic_arch": Range(1, MAX_LAYER, each=True),
+    "distil_labels": Range(1, MAX_LABELS, each=True),
+    "distil_eval": Range(1, MAX_EVAL_BOARDS, each=True),
+    "opponents": Range(0.0, MAX_COEF, each=True),
 }
 
 
@@ -283,16 +290,15 @@ def check_common(config: Any) -> None:
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
         check_type(f.name, getattr(config, f.name), hints[f.name])
-    for name, (low, high) in INTEGER_RANGES.items():
-        if hasattr(config, name):
-            check_range(name, getattr(config, name), low, high, note=ZERO_MEANS.get(name))
-    for name, (low, high, low_allowed) in NUMBER_RANGES.items():
-        if hasattr(config, name):
-            check_range(name, getattr(config, name), low, high, low_allowed)
-    for name, (low, high) in ITEM_RANGES.items():
-        items = getattr(config, name, None)
-        for key, value in items.items() if isinstance(items, dict) else enumerate(items or ()):
-            check_range(f"{name}[{shown(key)}]", value, low, high)
+    for name, allowed in RANGES.items():
+        value = getattr(config, name, None)
+        if value is None:  # an option of the other backend
+            continue
+        if not allowed.each:
+            check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
+            continue
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
     if not config.net_arch:
         raise ConfigError("net_arch must list at least one layer size")
     try:
