@@ -22,6 +22,7 @@ import yaml
 from agents.policy import POLICY_INPUTS
 from agents.search import MAX_WORLDS
 from allfours_env.cards import N_CARDS, N_SEATS, N_SUITS
+from allfours_env.rewards import REWARD_MODES
 from allfours_env.rules import Rules
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponent kinds that are the learner's own networks (train/opponents.py)
@@ -42,13 +43,28 @@ class ConfigError(ValueError):
     """A config file or override that is not valid; the message names the key."""
 
 
+class Options:
+    """What the configs of both backends (TrainConfig; RLlibConfig, train/rllib/config.py) share
+    besides the options of the same names: where their defaults are, the options renamed since
+    an earlier version, the run's folder and the options as a dict."""
+
+    DEFAULTS_FILE: ClassVar[Path]  # every option's default, and what each means
+    RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.run_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Options):
     """Every option of a run. Their defaults, and what each means, are in configs/default.yaml:
     the one place they are written; any other config file states only what it changes."""
 
     DEFAULTS_FILE: ClassVar[Path] = DEFAULT_CONFIG
-    RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
 
     # run
     run_name: str
@@ -113,22 +129,18 @@ class TrainConfig:
             )
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
             raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
-        if self.horizon not in HORIZONS:
-            raise ConfigError(f"horizon must be one of {list(HORIZONS)}, got {self.horizon!r}")
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
-        if self.reward not in ("points", "match"):
-            raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
         if not self.opponents or sum(self.opponents.values()) <= 0:
             raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
         pool_bots = [name for name in self.opponents if name not in (SELF, SNAPSHOT)]
         imitate = [self.imitate] if self.imitate else []
         bots = {
-            "imitate": imitate, "opponents": pool_bots, "eval_opponents": self.eval_opponents,
+            "imitate": imitate, "opponents": pool_bots,
             "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
             "distil_eval": list(self.distil_eval),
         }  # fmt: skip
@@ -140,13 +152,6 @@ class TrainConfig:
     def layout(self) -> int:
         """The input layout of the policy (agents.policy)."""
         return POLICY_INPUTS[self.policy_input]
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.run_name
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
@@ -286,7 +291,8 @@ def _gb(n: int) -> str:
 
 def check_common(config: Any) -> None:
     """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    every number's range, net_arch, the rules, run_name and output_dir."""
+    every number's range, net_arch, the rules, reward and horizon, run_name, output_dir and the
+    eval_opponents."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
         check_type(f.name, getattr(config, f.name), hints[f.name])
@@ -305,8 +311,13 @@ def check_common(config: Any) -> None:
         Rules.from_kwargs(**config.rules)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"rules: {err}") from None
+    for name, allowed in (("reward", REWARD_MODES), ("horizon", HORIZONS)):
+        if getattr(config, name) not in allowed:
+            raise ConfigError(f"{name} must be one of {list(allowed)}, got {shown(getattr(config, name))}")
     check_run_name(config.run_name)
     check_output_dir(config.output_dir)
+    for name in config.eval_opponents:
+        _check_bot("eval_opponents", name)
 
 
 def check_range(

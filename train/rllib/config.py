@@ -9,15 +9,11 @@ environment steps: the learner's decisions (the league's, made inside the env, a
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from allfours_env.engine import EPISODES
-from allfours_env.rewards import REWARD_MODES
-
-from ..config import CONFIG_DIR, ConfigError, _check_bot, check_common, read_config
+from ..config import CONFIG_DIR, ConfigError, Options, check_common, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
 # Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names
@@ -33,7 +29,7 @@ RENAMED = {
 
 
 @dataclass(frozen=True)
-class RLlibConfig:
+class RLlibConfig(Options):
     """Every option of an RLlib run. Their defaults, and what each means, are in configs/rllib.yaml:
     the one place they are written."""
 
@@ -80,20 +76,8 @@ class RLlibConfig:
         check_common(self)  # every number's range too (train/config.py's tables)
         if self.batch_size > self.rollout_steps:
             raise ConfigError(f"batch_size ({self.batch_size}) must not exceed rollout_steps ({self.rollout_steps})")
-        for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("horizon", self.horizon, EPISODES)):
-            if value not in allowed:
-                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
-        for name in self.eval_opponents:
-            _check_bot("eval_opponents", name)
         if self.init_policy:
             _check_init_policy(self.init_policy, self.net_arch)
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.run_name
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _check_init_policy(path: str, net_arch: list[int]) -> None:
