@@ -47,6 +47,8 @@ kicks set aside, and the per-card features that restate the card (game value, ra
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
@@ -110,39 +112,14 @@ _MOST_ON_TABLE = 4 * RANK_GAME_VALUE[RANK_TEN]  # at most four tens: 40
 _MOST_IN_HAND = 12.0  # the scale of tricks_left
 
 
-# Where each feature goes, by name, as module-level integers the kernel compiles in.
-def _card_feature(name: str) -> int:
-    """Index of feature ``name`` for card 0; card ``c`` is at ``+ c``."""
-    return FEATURE_INDEX[f"{name}_{card_text(0)}"]
-
-
-_LEGAL = _card_feature("legal")
-_IS_TRUMP = _card_feature("trump")
-_TAKES = _card_feature("takes_trick_now")
-_UNBEATABLE = _card_feature("unbeatable_in_suit")
-_SURE = _card_feature("sure_winner")
-_VALUE = _card_feature("game_value")
-_RANK = _card_feature("rank")
-_TRUMP_JACK = _card_feature("trump_jack")
-_PARTNER_WINNING = FEATURE_INDEX["partner_winning"]
-_OPPONENT_WINNING = FEATURE_INDEX["opponent_winning"]
+# Where each feature goes, by name, as constants the kernels compile in: _AT.<name> is the index of
+# global feature <name>, _CARD_AT.<name> that of per-card feature <name> for card 0 (card c: + c).
+_CARD_AT = namedtuple("_CardAt", PER_CARD)(*(FEATURE_INDEX[f"{name}_{card_text(0)}"] for name in PER_CARD))
+_AT = namedtuple("_At", GLOBAL)(*(FEATURE_INDEX[name] for name in GLOBAL))
 _POSITION = np.array([FEATURE_INDEX[f"position_{k}"] for k in range(N_SEATS)])
-_TABLE_VALUE = FEATURE_INDEX["table_game_value"]
-_JACK_ON_TABLE = FEATURE_INDEX["jack_on_table"]
-_OWN_TRUMPS = FEATURE_INDEX["own_trumps"]
-_UNSEEN_TRUMPS = FEATURE_INDEX["unseen_trumps"]
-_JACK_IN_HAND = FEATURE_INDEX["jack_in_hand"]
-_JACK_UNSEEN = FEATURE_INDEX["jack_unseen"]
 _HONOURS_UNSEEN = np.array(  # (rank, feature index)
     [(RANK_ACE - k, FEATURE_INDEX[f"{honour}_unseen"]) for k, honour in enumerate(("ace", "king", "queen"))]
 )
-_OWN_HIGH = FEATURE_INDEX["own_high_trump"]
-_OWN_LOW = FEATURE_INDEX["own_low_trump"]
-_UNSEEN_HIGH = FEATURE_INDEX["unseen_high_trump"]
-_UNSEEN_LOW = FEATURE_INDEX["unseen_low_trump"]
-_HOLDS_HIGH = FEATURE_INDEX["holds_high"]
-_HOLDS_LOW = FEATURE_INDEX["holds_low"]
-_TRICKS_LEFT = FEATURE_INDEX["tricks_left"]
 _VOID = np.array(  # [relative seat, suit]; -1 for myself
     [[FEATURE_INDEX.get(f"void_{_OTHER_SEATS.get(s)}_{x}", -1) for x in SUIT_LETTERS] for s in range(N_SEATS)]
 )
@@ -156,15 +133,15 @@ def _card_features(f: np.ndarray, hand: int, unseen: int, best: int, trump: int)
         beaten_by = beaters(card, trump) & unseen
         wins_now = best < 0 or beats(card, best, trump)
         if best >= 0 and wins_now:
-            f[_TAKES + card] = 1.0
+            f[_CARD_AT.takes_trick_now + card] = 1.0
         if not beaten_by & suit_bits(card):
-            f[_UNBEATABLE + card] = 1.0
+            f[_CARD_AT.unbeatable_in_suit + card] = 1.0
         if wins_now and not beaten_by:
-            f[_SURE + card] = 1.0
+            f[_CARD_AT.sure_winner + card] = 1.0
         if trump >= 0 and card // N_RANKS == trump:
-            f[_IS_TRUMP + card] = 1.0
-        f[_VALUE + card] = _CARD_VALUE[card]
-        f[_RANK + card] = _CARD_RANK[card]
+            f[_CARD_AT.trump + card] = 1.0
+        f[_CARD_AT.game_value + card] = _CARD_VALUE[card]
+        f[_CARD_AT.rank + card] = _CARD_RANK[card]
 
 
 @numba.njit(cache=True)
@@ -172,22 +149,22 @@ def _trump_features(f: np.ndarray, hand: int, unseen: int, table: int, trump: in
     """Where the trumps are: mine, still unseen, the jack and the honours."""
     jack = trump_jack(trump)
     own, out_there = hand & SUIT_MASK[trump], unseen & SUIT_MASK[trump]
-    f[_TRUMP_JACK + jack] = hand >> jack & 1
-    f[_JACK_ON_TABLE] = table >> jack & 1
-    f[_OWN_TRUMPS] = own.bit_count() / N_RANKS
-    f[_UNSEEN_TRUMPS] = out_there.bit_count() / N_RANKS
-    f[_JACK_IN_HAND] = hand >> jack & 1
-    f[_JACK_UNSEEN] = unseen >> jack & 1
+    f[_CARD_AT.trump_jack + jack] = hand >> jack & 1
+    f[_AT.jack_on_table] = table >> jack & 1
+    f[_AT.own_trumps] = own.bit_count() / N_RANKS
+    f[_AT.unseen_trumps] = out_there.bit_count() / N_RANKS
+    f[_AT.jack_in_hand] = hand >> jack & 1
+    f[_AT.jack_unseen] = unseen >> jack & 1
     for k in range(len(_HONOURS_UNSEEN)):
         f[_HONOURS_UNSEEN[k, 1]] = unseen >> (trump * N_RANKS + _HONOURS_UNSEEN[k, 0]) & 1
     if own:
-        f[_OWN_HIGH] = (highest(own) % N_RANKS + 1) / N_RANKS
-        f[_OWN_LOW] = (lowest(own) % N_RANKS + 1) / N_RANKS
-        f[_HOLDS_HIGH] = highest(own | out_there) == highest(own)
-        f[_HOLDS_LOW] = lowest(own | out_there) == lowest(own)
+        f[_AT.own_high_trump] = (highest(own) % N_RANKS + 1) / N_RANKS
+        f[_AT.own_low_trump] = (lowest(own) % N_RANKS + 1) / N_RANKS
+        f[_AT.holds_high] = highest(own | out_there) == highest(own)
+        f[_AT.holds_low] = lowest(own | out_there) == lowest(own)
     if out_there:
-        f[_UNSEEN_HIGH] = (highest(out_there) % N_RANKS + 1) / N_RANKS
-        f[_UNSEEN_LOW] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
+        f[_AT.unseen_high_trump] = (highest(out_there) % N_RANKS + 1) / N_RANKS
+        f[_AT.unseen_low_trump] = (lowest(out_there) % N_RANKS + 1) / N_RANKS
 
 
 @numba.njit(cache=True)
@@ -233,15 +210,15 @@ def _features_into(observations: np.ndarray, out: np.ndarray, start: int) -> Non
             table |= 1 << cards[k]
             table_value += CARD_GAME_VALUE[cards[k]]
         if win >= 0:  # the trick's winner so far: my partner, or not (an opponent; me only off turn)
-            f[_PARTNER_WINNING if seats[win] == PARTNER else _OPPONENT_WINNING] = 1.0
+            f[_AT.partner_winning if seats[win] == PARTNER else _AT.opponent_winning] = 1.0
         if n_played < N_SEATS:
             f[_POSITION[n_played]] = 1.0
-        f[_TABLE_VALUE] = table_value / _MOST_ON_TABLE
+        f[_AT.table_game_value] = table_value / _MOST_ON_TABLE
 
         _card_features(f, hand, unseen, cards[win] if win >= 0 else -1, trump)
         if trump >= 0:
             _trump_features(f, hand, unseen, table, trump)
-        f[_TRICKS_LEFT] = hand.bit_count() / _MOST_IN_HAND
+        f[_AT.tricks_left] = hand.bit_count() / _MOST_IN_HAND
         _void_features(f, row, played, trump, trick_of, shown, lead_of_trick)
 
 
@@ -279,7 +256,7 @@ def _shape(value: object) -> str:
 
 def _fill(observations: np.ndarray, masks: np.ndarray, out: np.ndarray, start: int) -> None:
     _features_into(np.ascontiguousarray(observations), out, start)
-    out[:, start + _LEGAL : start + _LEGAL + N_CARDS] = masks[:, :N_CARDS]
+    out[:, start + _CARD_AT.legal : start + _CARD_AT.legal + N_CARDS] = masks[:, :N_CARDS]
 
 
 def batch_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -321,7 +298,7 @@ _COMPACT_FROM_OBS = np.concatenate(
 _COMPACT_TABLE = slice(len(_COMPACT_FROM_OBS), len(_COMPACT_FROM_OBS) + N_CARDS)
 _COMPACT_STATE = slice(_COMPACT_TABLE.stop, _COMPACT_TABLE.stop + OBS_SIZE - LAYOUT["trump"].offset)
 _COMPACT_FROM_FEATURES = np.concatenate(
-    [*(np.arange(N_CARDS) + _card_feature(name) for name in _COMPACT_CARD_FEATURES), [FEATURE_INDEX[g] for g in GLOBAL]]
+    [*(np.arange(N_CARDS) + getattr(_CARD_AT, name) for name in _COMPACT_CARD_FEATURES), list(_AT)]
 )
 
 

@@ -49,6 +49,7 @@ OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input
 ADVISED_LAYOUT = 3  # agents.features.advised_input: the compact input, then the expert's advice
 INPUT_SIZES = {OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE, ADVISED_LAYOUT: ADVISED_SIZE}
+POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # a config's policy_input -> input layout
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)

@@ -103,6 +103,11 @@ def rule_params(rules: Rules, episode: str = "match") -> np.ndarray:
     return params
 
 
+def _state_column(column: int | slice, what: str, shape: str = "(n,)") -> property:
+    """A read-only property of :class:`VectorGame`: ``column`` of its state at every table, copied."""
+    return property(lambda game: game._st[:, column].copy(), doc=f"int64 {shape}: {what}.")
+
+
 class VectorGame:
     """``n`` matches of All Fours stepped together; see the module docstring.
 
@@ -326,39 +331,17 @@ class VectorGame:
 
     # ---------------------------------------------------------------- queries
 
-    @property
-    def current(self) -> np.ndarray:
-        """int64 (n,): the seat to act at each table, -1 where its match (or deal episode) is over."""
-        return self._st[:, k.CURRENT].copy()
+    current = _state_column(k.CURRENT, "the seat to act at each table, -1 where its match (or deal episode) is over")
+    scores = _state_column(slice(k.SCORE0, k.SCORE1 + 1), "each table's score, team 0 then team 1", "(n, 2)")
+    winner = _state_column(k.WINNER, "the team that won each table's match, -1 while it goes on")
+    dealer = _state_column(k.DEALER, "the dealer of each table's deal")
+    deal_number = _state_column(k.DEAL_NUMBER, "the number of deals begun at each table (a redeal counts)")
+    phase = _state_column(k.PHASE, "each table's phase, as ``allfours_env.engine`` numbers them (PHASE_NAMES)")
 
     @property
     def is_over(self) -> np.ndarray:
         """bool (n,): whether each table's match (or deal episode) is over."""
         return self._st[:, k.PHASE] >= k.DEAL_OVER
-
-    @property
-    def scores(self) -> np.ndarray:
-        """int64 (n, 2): each table's score, team 0 then team 1."""
-        return self._st[:, k.SCORE0 : k.SCORE1 + 1].copy()
-
-    @property
-    def winner(self) -> np.ndarray:
-        """int64 (n,): the team that won each table's match, -1 while it goes on."""
-        return self._st[:, k.WINNER].copy()
-
-    @property
-    def dealer(self) -> np.ndarray:
-        return self._st[:, k.DEALER].copy()
-
-    @property
-    def deal_number(self) -> np.ndarray:
-        """int64 (n,): the number of deals begun at each table (a redeal counts)."""
-        return self._st[:, k.DEAL_NUMBER].copy()
-
-    @property
-    def phase(self) -> np.ndarray:
-        """int64 (n,): each table's phase, as ``allfours_env.engine`` numbers them (PHASE_NAMES)."""
-        return self._st[:, k.PHASE].copy()
 
     @property
     def hands(self) -> np.ndarray:

@@ -62,10 +62,10 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     config = load_rllib_config(args.config)
     for runners in args.runners:
-        one = dataclasses.replace(config, num_env_runners=runners)
+        one = dataclasses.replace(config, n_env_runners=runners)
         total, sampling, samples, learner = measure(one, args.iterations)
         print(
-            f"{runners} env runner(s) x {one.num_envs_per_env_runner} envs, batch {one.train_batch_size}: "
+            f"{runners} env runner(s) x {one.n_envs_per_runner} envs, batch {one.rollout_steps}: "
             f"{total:,.0f} steps/s end to end, {sampling:,.0f} steps/s sampling, {samples:,.0f} training samples/s "
             f"end to end, learner {learner:.2f} s an iteration",
             flush=True,

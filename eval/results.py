@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from allfours_env.engine import AWARD_KINDS
@@ -34,6 +34,26 @@ SPLIT = 0.5  # board-pair score of a split
 
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else math.nan
+
+
+def _json_ready(result: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The attributes ``names`` of ``result`` as JSON-ready values: a tuple as a list, a result
+    of its own (:class:`BotStats`) as its ``to_dict()``."""
+    out = {}
+    for name in names:
+        value = getattr(result, name)
+        if isinstance(value, tuple):
+            value = list(value)
+        elif hasattr(value, "to_dict"):
+            value = value.to_dict()
+        out[name] = value
+    return out
+
+
+# What BotStats.to_dict gives, in this order: the shares and rates, the counts they come from, the time
+_BOT_STATS_KEYS = (
+    "award_shares", "beg_rate", "give_one_rate", "run_rate", "award_points", "award_totals", "decisions", "ms_per_decision",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -83,16 +103,7 @@ class BotStats:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "award_shares": self.award_shares,
-            "beg_rate": self.beg_rate,
-            "give_one_rate": self.give_one_rate,
-            "run_rate": self.run_rate,
-            "award_points": self.award_points,
-            "award_totals": self.award_totals,
-            "decisions": self.decisions,
-            "ms_per_decision": self.ms_per_decision,
-        }
+        return _json_ready(self, _BOT_STATS_KEYS)
 
 
 @dataclass(frozen=True)
@@ -119,24 +130,7 @@ class PairResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything but the per-board scores, as JSON-ready values."""
-        return {
-            "bot_a": self.bot_a,
-            "bot_b": self.bot_b,
-            "boards": self.boards,
-            "first_board": self.first_board,
-            "episode": self.episode,
-            "wins": self.wins,
-            "splits": self.splits,
-            "losses": self.losses,
-            "win_rate": self.win_rate,
-            "win_rate_ci": list(self.win_rate_ci),
-            "point_diff_per_deal": self.point_diff_per_deal,
-            "point_diff_ci": list(self.point_diff_ci),
-            "matches": self.matches,
-            "deals": self.deals,
-            "stats_a": self.stats_a.to_dict(),
-            "stats_b": self.stats_b.to_dict(),
-        }
+        return _json_ready(self, [f.name for f in fields(self) if f.name != "board_scores"])
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def run(script: str, *args: str) -> str:
 
 def test_cleanrl_style_masked_ppo_trains_exports_and_evaluates(tmp_path):
     out = tmp_path / "policy.npz"
-    text = run("ppo_masked.py", "--total-steps", "4096", "--num-envs", "16", "--num-steps", "32",
+    text = run("ppo_masked.py", "--total-steps", "4096", "--n-envs", "16", "--n-steps", "32",
                "--eval-boards", "4", "--out", str(out))  # fmt: skip
     assert re.search(r"step 4,096  [\d,]+ steps/s  episodes against rule_based: ", text), text
     for opponent in ("random", "rule_based"):

@@ -29,10 +29,10 @@ from allfours_env.gym_vector import AllFoursVectorEnv  # noqa: E402
 from allfours_env.match import Match  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import ConfigError  # noqa: E402
+from train.league import League  # noqa: E402
 from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config  # noqa: E402
 from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_env  # noqa: E402
 from train.rllib.export import weights_from_module_state  # noqa: E402
-from train.league import League  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
 from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
 
@@ -41,12 +41,13 @@ PRETRAINED = ROOT / "agents" / "pretrained" / "allfours_v1.npz"
 TINY_CONFIG = """\
 run_name: tiny
 total_steps: 1000
-num_env_runners: 1
-num_envs_per_env_runner: 2
-train_batch_size: 500
-minibatch_size: 250
-num_epochs: 1
+n_env_runners: 1
+n_envs_per_runner: 2
+rollout_steps: 500
+batch_size: 250
+n_epochs: 1
 net_arch: [32]
+init_policy: ""
 max_snapshots: 2
 snapshot_every: 400
 eval_every: 1000
@@ -78,7 +79,7 @@ def module_weights(module) -> dict:
 
 @pytest.mark.parametrize("reward", ["points", "match"])
 def test_rllib_samples_the_vector_env_in_its_own_episodes(tmp_path, reward):
-    config = tiny_config(tmp_path, reward=reward, num_env_runners=0, num_envs_per_env_runner=4)
+    config = tiny_config(tmp_path, reward=reward, n_env_runners=0, n_envs_per_runner=4)
     runner = runner_of(config)
     assert isinstance(runner.env.unwrapped, AllFoursVectorEnv) and runner.env.num_envs == 4
     episodes = runner.sample(num_episodes=12, random_actions=False)
@@ -169,7 +170,7 @@ def test_export_computes_the_modules_logits():
 
 def test_a_run_can_start_from_a_policy_file(tmp_path):
     student = ROOT / "agents" / "pretrained" / "student_v1.npz"
-    config = tiny_config(tmp_path, net_arch=[256, 256], init_policy=str(student), num_env_runners=1)
+    config = tiny_config(tmp_path, net_arch=[256, 256], init_policy=str(student), n_env_runners=1)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         algo = algorithm_config(config).build_algo()

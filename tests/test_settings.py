@@ -15,19 +15,18 @@ import yaml
 from train import config as config_module
 from train.__main__ import main as train_main
 from train.config import (
-    INTEGER_RANGES,
-    ITEM_RANGES,
-    NUMBER_RANGES,
+    RANGES,
     ConfigError,
     TrainConfig,
     config_from_dict,
     load_config,
     run_folder,
 )  # fmt: skip
-from train.rllib.config import RLlibConfig
+from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config
 
 QUICK = config_module.CONFIG_DIR / "quick.yaml"
 HUGE = 10**4000  # an integer Python can still print; 10**5000 cannot come from YAML (see below)
+INTEGER_RANGES = {name: (r.low, r.high) for name, r in RANGES.items() if isinstance(r.low, int) and not r.each}
 
 
 def numeric_fields(cls: type) -> dict[str, typing.Any]:
@@ -39,8 +38,7 @@ def numeric_fields(cls: type) -> dict[str, typing.Any]:
 
 @pytest.mark.parametrize("cls", [TrainConfig, RLlibConfig])
 def test_every_number_of_either_config_has_a_range(cls: type) -> None:
-    ranged = set(INTEGER_RANGES) | set(NUMBER_RANGES) | set(ITEM_RANGES)
-    assert not set(numeric_fields(cls)) - ranged
+    assert not set(numeric_fields(cls)) - set(RANGES)
 
 
 def huge_value(hint: typing.Any, value: typing.Any) -> typing.Any:
@@ -66,29 +64,69 @@ def test_a_huge_value_of_any_number_is_refused_naming_it(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(numeric_fields(RLlibConfig)))
 def test_a_huge_value_of_any_rllib_number_is_refused_naming_it(name: str) -> None:
     hint = numeric_fields(RLlibConfig)[name]
+    value = getattr(load_rllib_config(RLLIB_CONFIG), name)
     with pytest.raises(ConfigError, match=rf"{name}(\[.*\])? must be .* got an integer of about 4,000 digits"):
-        RLlibConfig(**{name: huge_value(hint, getattr(RLlibConfig(), name))})
+        config_from_dict({name: huge_value(hint, value)}, cls=RLlibConfig)
 
 
 @pytest.mark.parametrize("name", sorted(INTEGER_RANGES))
 def test_each_integer_range_is_exact(name: str) -> None:
     low, high = INTEGER_RANGES[name]
     cls = TrainConfig if name in numeric_fields(TrainConfig) else RLlibConfig
-    make = config_from_dict if cls is TrainConfig else lambda d: RLlibConfig(**d)
     # the setting that must lie above or below this one, kept out of the way
     others = {
-        "label_worlds": {"label_confirm": 0}, "label_confirm": {"label_worlds": 1},
-        "train_batch_size": {"minibatch_size": 1}, "minibatch_size": {"train_batch_size": config_module.MAX_BATCH},
+        "label_worlds": {"label_confirm": 0}, "label_confirm": {"label_worlds": 1}, "rollout_steps": {"batch_size": 1},
     }  # fmt: skip
     for value, ok in ((low - 1, False), (low, True), (high, True), (high + 1, False)):
         change = {**others.get(name, {}), name: value}
         if name == "label_confirm" and value == 1:  # confirm must be 0 or more than label_worlds
             continue
         if ok:
-            make(change)
+            config_from_dict(change, cls=cls)
         else:
             with pytest.raises(ConfigError, match=f"{name} must be an integer in"):
-                make(change)
+                config_from_dict(change, cls=cls)
+
+
+def test_rllib_batch_size_is_checked_against_its_rollout() -> None:
+    config_from_dict({"rollout_steps": config_module.MAX_BATCH, "batch_size": config_module.MAX_BATCH}, cls=RLlibConfig)
+    with pytest.raises(ConfigError, match=r"batch_size \(600\) must not exceed rollout_steps \(500\)"):
+        config_from_dict({"rollout_steps": 500, "batch_size": 600}, cls=RLlibConfig)
+
+
+@pytest.mark.parametrize("cls", [TrainConfig, RLlibConfig])
+def test_one_file_holds_every_default_of_each_config(cls: type, tmp_path) -> None:
+    defaults = yaml.safe_load(cls.DEFAULTS_FILE.read_text())
+    assert list(defaults) == [f.name for f in dataclasses.fields(cls)]  # every option, in the dataclass's order
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               for f in dataclasses.fields(cls))  # fmt: skip
+    assert config_from_dict({}, cls=cls).to_dict() == defaults
+    broken = tmp_path / "defaults.yaml"
+    broken.write_text(yaml.safe_dump({k: v for k, v in defaults.items() if k != "seed"}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cls, "DEFAULTS_FILE", broken)
+        with pytest.raises(ConfigError, match=r"must give every option its default; missing \['seed'\]"):
+            config_from_dict({}, cls=cls)
+
+
+def test_the_rllib_options_both_backends_have_carry_the_sb3_names() -> None:
+    sb3, rllib = {f.name for f in dataclasses.fields(TrainConfig)}, {f.name for f in dataclasses.fields(RLlibConfig)}
+    assert not set(RLlibConfig.RENAMED) & rllib  # an old name is no option now...
+    assert set(RLlibConfig.RENAMED.values()) <= rllib  # ...and names one
+    assert {"n_epochs", "batch_size", "learning_rate", "clip_range", "ent_coef", "vf_coef", "opponents"} <= sb3 & rllib
+    assert "horizon" not in rllib  # RLlib's episode ends a match or a deal from 0-0; SB3's horizon cuts returns
+
+
+def test_an_old_rllib_option_name_says_what_it_is_called_now(tmp_path) -> None:
+    old = tmp_path / "old.yaml"
+    old.write_text("num_epochs: 2\nminibatch_size: 100\ntrain_batch_size: 400\nleague_size: 2\nnum_env_runner: 2\n")
+    with pytest.raises(ConfigError) as error:
+        load_rllib_config(old)
+    message = str(error.value)
+    for renamed in ("league_size is now max_snapshots", "minibatch_size is now batch_size", "num_epochs is now n_epochs",
+                    "train_batch_size is now rollout_steps"):  # fmt: skip
+        assert renamed in message, message
+    assert "unknown option(s) ['num_env_runner']" in message, message  # a typo: no new name to give
 
 
 def test_search_settings_use_searchs_own_caps() -> None:

@@ -2,8 +2,7 @@
 
 Every key of the YAML file must be a field below with a value of the field's type; anything
 else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
-Every number has a range (:data:`INTEGER_RANGES`, :data:`NUMBER_RANGES`, :data:`ITEM_RANGES`:
-far above any useful value, so that no setting can ask for unbounded time or memory or overflow
+Every number has a range (:data:`RANGES`: far above any useful value, so that no setting can ask for unbounded time or memory or overflow
 a float), and ``run_name`` must be a plain folder name: a value outside is refused before any work.
 """
 
@@ -16,18 +15,19 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 
-from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT
+from agents.policy import POLICY_INPUTS
 from agents.search import MAX_WORLDS
 from allfours_env.cards import N_SUITS
+from allfours_env.engine import EPISODES
+from allfours_env.rewards import REWARD_MODES
 from allfours_env.rules import Rules
 from allfours_env.vector import OTHER_HANDS_SIZE
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/league.py)
-POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # policy_input -> input layout
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/learner_env.py)
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
@@ -44,10 +44,28 @@ class ConfigError(ValueError):
     """A config file or override that is not valid; the message names the key."""
 
 
+class Options:
+    """What the configs of both backends (TrainConfig; RLlibConfig, train/rllib/config.py) share
+    besides the options of the same names: where their defaults are, the options renamed since
+    an earlier version, the run's folder and the options as a dict."""
+
+    DEFAULTS_FILE: ClassVar[Path]  # every option's default, and what each means
+    RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.run_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Options):
     """Every option of a run. Their defaults, and what each means, are in configs/default.yaml:
     the one place they are written; any other config file states only what it changes."""
+
+    DEFAULTS_FILE: ClassVar[Path] = DEFAULT_CONFIG
 
     # run
     run_name: str
@@ -112,20 +130,16 @@ class TrainConfig:
             )
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
             raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
-        if self.horizon not in HORIZONS:
-            raise ConfigError(f"horizon must be one of {list(HORIZONS)}, got {self.horizon!r}")
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
-        if self.reward not in ("points", "match"):
-            raise ConfigError(f"reward must be 'points' or 'match', got {self.reward!r}")
         check_opponents(self.opponents)
         imitate = [self.imitate] if self.imitate else []
         bots = {
-            "imitate": imitate, "eval_opponents": self.eval_opponents,
+            "imitate": imitate,
             "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
             "distil_eval": list(self.distil_eval),
         }  # fmt: skip
@@ -138,84 +152,83 @@ class TrainConfig:
         """The input layout of the policy (agents.policy)."""
         return POLICY_INPUTS[self.policy_input]
 
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.run_name
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
-# The largest values of the options (see INTEGER_RANGES): far above any real run, small enough
+# The largest values of the options (see RANGES): far above any real run, small enough
 # that no option alone asks for unbounded time or memory, or overflows a float.
 MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
-MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's num_envs_per_env_runner)
-MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib train batch
+MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's n_envs_per_runner)
+MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib rollout
 MAX_LAYER = 2**16  # units of a hidden layer
 MAX_EPOCHS = 10_000
-MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots, RLlib's league_size)
+MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots)
 MAX_LABELS = 10**8  # decisions labelled in one round (or warm-start decisions): 70 GB held for the fit
 MAX_SUIT_COPIES = math.factorial(N_SUITS) - 1  # the relabellings of the suits other than the identity
 MAX_EVAL_BOARDS = 100_000  # board pairs per opponent at each evaluation: a few minutes against the expert
-MAX_WORKERS = 1024  # processes (label_workers, RLlib's num_env_runners)
+MAX_WORKERS = 1024  # processes (label_workers, RLlib's n_env_runners)
 MAX_COEF = 1e6  # loss coefficients, gradient norms and opponent weights: far below float32's overflow
 MAX_MINUTES = 10**6  # checkpoint_minutes: about two years
 MAX_NAME_BYTES = 255  # a file name (run_name), as Linux, macOS and Windows file systems allow
 MAX_PATH_BYTES = 4096  # a path (output_dir), Linux's PATH_MAX
 MAX_CONFIG_BYTES = 2**20  # a config file lists a few dozen options
 
-# Integer options (of either backend; those a backend lacks are skipped): (lowest, highest).
-INTEGER_RANGES = {
-    "seed": (0, MAX_SEED),
-    "total_steps": (1, MAX_STEPS),
-    "n_envs": (1, MAX_TABLES),
-    "n_steps": (1, MAX_BATCH),
-    "batch_size": (1, MAX_BATCH),
-    "n_epochs": (1, MAX_EPOCHS),
-    "snapshot_every": (1, MAX_STEPS),
-    "max_snapshots": (1, MAX_SNAPSHOTS),
-    "imitation_steps": (1, MAX_LABELS),
-    "imitation_epochs": (1, MAX_EPOCHS),
-    "label_worlds": (1, MAX_WORLDS),  # search's own caps (agents.search)
-    "label_confirm": (0, MAX_WORLDS),
-    "distil_epochs": (1, MAX_EPOCHS),
-    "distil_suit_copies": (0, MAX_SUIT_COPIES),
-    "label_workers": (0, MAX_WORKERS),
-    "student_pull_steps": (1, MAX_STEPS),
-    "eval_every": (1, MAX_STEPS),
-    "eval_boards": (1, MAX_EVAL_BOARDS),
-    "checkpoint_every": (1, MAX_STEPS),
+
+@dataclass(frozen=True)
+class Range:
+    """The values a number option takes: ``low`` to ``high`` (integers if ``low`` is one);
+    ``low_allowed``: ``low`` itself too; ``each``: the option lists numbers (or maps names to
+    them) and the range is each one's; ``zero``: what 0 means, for the message."""
+
+    low: float
+    high: float
+    low_allowed: bool = True
+    each: bool = False
+    zero: str | None = None
+
+
+# Every number option of either backend (those a backend lacks are skipped), checked in this order.
+RANGES = {
+    "seed": Range(0, MAX_SEED),
+    "total_steps": Range(1, MAX_STEPS),
+    "n_envs": Range(1, MAX_TABLES),
+    "n_steps": Range(1, MAX_BATCH),
+    "batch_size": Range(1, MAX_BATCH),
+    "n_epochs": Range(1, MAX_EPOCHS),
+    "snapshot_every": Range(1, MAX_STEPS),
+    "max_snapshots": Range(1, MAX_SNAPSHOTS),
+    "imitation_steps": Range(1, MAX_LABELS),
+    "imitation_epochs": Range(1, MAX_EPOCHS),
+    "label_worlds": Range(1, MAX_WORLDS),  # search's own caps (agents.search)
+    "label_confirm": Range(0, MAX_WORLDS, zero="off"),
+    "distil_epochs": Range(1, MAX_EPOCHS),
+    "distil_suit_copies": Range(0, MAX_SUIT_COPIES, zero="none"),
+    "label_workers": Range(0, MAX_WORKERS, zero="every core"),
+    "student_pull_steps": Range(1, MAX_STEPS),
+    "eval_every": Range(1, MAX_STEPS),
+    "eval_boards": Range(1, MAX_EVAL_BOARDS),
+    "checkpoint_every": Range(1, MAX_STEPS),
     # RLlib (train/rllib/config.py)
-    "num_env_runners": (0, MAX_WORKERS),
-    "num_envs_per_env_runner": (1, MAX_TABLES),
-    "train_batch_size": (1, MAX_BATCH),
-    "minibatch_size": (1, MAX_BATCH),
-    "num_epochs": (1, MAX_EPOCHS),
-}
-ZERO_MEANS = {"label_confirm": "off", "distil_suit_copies": "none", "label_workers": "every core",
-              "num_env_runners": "sample in the trainer"}  # fmt: skip
-# Float options: (lowest, highest, is the lowest itself allowed).
-NUMBER_RANGES = {
-    "learning_rate": (0.0, 1.0, False),
-    "imitation_learning_rate": (0.0, 1.0, False),
-    "distil_learning_rate": (0.0, 1.0, False),
-    "gamma": (0.0, 1.0, True),
-    "gae_lambda": (0.0, 1.0, True),
-    "clip_range": (0.0, 1.0, False),
-    "ent_coef": (0.0, MAX_COEF, True),
-    "student_pull": (0.0, MAX_COEF, True),
-    "vf_coef": (0.0, MAX_COEF, True),
-    "max_grad_norm": (0.0, MAX_COEF, False),
-    "checkpoint_minutes": (0.0, MAX_MINUTES, False),
-}
-# Options that list numbers: (lowest, highest) of each item (of each value, for a mapping).
-ITEM_RANGES = {
-    "net_arch": (1, MAX_LAYER),
-    "critic_arch": (1, MAX_LAYER),
-    "distil_labels": (1, MAX_LABELS),
-    "distil_eval": (1, MAX_EVAL_BOARDS),
-    "opponents": (0.0, MAX_COEF),
+    "n_env_runners": Range(0, MAX_WORKERS, zero="sample in the trainer"),
+    "n_envs_per_runner": Range(1, MAX_TABLES),
+    "rollout_steps": Range(1, MAX_BATCH),
+    # floats
+    "learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "imitation_learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "distil_learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "gamma": Range(0.0, 1.0),
+    "gae_lambda": Range(0.0, 1.0),
+    "clip_range": Range(0.0, 1.0, low_allowed=False),
+    "ent_coef": Range(0.0, MAX_COEF),
+    "student_pull": Range(0.0, MAX_COEF),
+    "vf_coef": Range(0.0, MAX_COEF),
+    "max_grad_norm": Range(0.0, MAX_COEF, low_allowed=False),
+    "checkpoint_minutes": Range(0.0, MAX_MINUTES, low_allowed=False),
+    # lists and mappings of numbers
+    "net_arch": Range(1, MAX_LAYER, each=True),
+    "critic_arch": Range(1, MAX_LAYER, each=True),
+    "distil_labels": Range(1, MAX_LABELS, each=True),
+    "distil_eval": Range(1, MAX_EVAL_BOARDS, each=True),
+    "opponents": Range(0.0, MAX_COEF, each=True),
 }
 
 
@@ -275,28 +288,33 @@ def _gb(n: int) -> str:
 
 def check_common(config: Any) -> None:
     """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    every number's range, net_arch, the rules, run_name and output_dir."""
+    every number's range, net_arch, the rules, reward, horizon or episode, run_name, output_dir and the
+    eval_opponents."""
     hints = typing.get_type_hints(type(config))
     for f in dataclasses.fields(config):
         check_type(f.name, getattr(config, f.name), hints[f.name])
-    for name, (low, high) in INTEGER_RANGES.items():
-        if hasattr(config, name):
-            check_range(name, getattr(config, name), low, high, note=ZERO_MEANS.get(name))
-    for name, (low, high, low_allowed) in NUMBER_RANGES.items():
-        if hasattr(config, name):
-            check_range(name, getattr(config, name), low, high, low_allowed)
-    for name, (low, high) in ITEM_RANGES.items():
-        items = getattr(config, name, None)
-        for key, value in items.items() if isinstance(items, dict) else enumerate(items or ()):
-            check_range(f"{name}[{shown(key)}]", value, low, high)
+    for name, allowed in RANGES.items():
+        value = getattr(config, name, None)
+        if value is None:  # an option of the other backend
+            continue
+        if not allowed.each:
+            check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
+            continue
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
     if not config.net_arch:
         raise ConfigError("net_arch must list at least one layer size")
     try:
         Rules.from_kwargs(**config.rules)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"rules: {err}") from None
+    for name, allowed in (("reward", REWARD_MODES), ("horizon", HORIZONS), ("episode", EPISODES)):
+        if hasattr(config, name) and getattr(config, name) not in allowed:
+            raise ConfigError(f"{name} must be one of {list(allowed)}, got {shown(getattr(config, name))}")
     check_run_name(config.run_name)
     check_output_dir(config.output_dir)
+    for name in config.eval_opponents:
+        _check_bot("eval_opponents", name)
 
 
 def check_range(
@@ -449,32 +467,44 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig) -> Config:
-    """A config of ``cls`` from the options ``data`` changes: for TrainConfig, from the values of
-    configs/default.yaml; other config classes have defaults of their own."""
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{source}: unknown option(s) {unknown}; known options: {sorted(known)}")
-    if cls is TrainConfig:
-        data = {**default_options(), **data}
+    """A config of ``cls`` from the options ``data`` changes, the others from ``cls.DEFAULTS_FILE``
+    (configs/default.yaml for TrainConfig)."""
+    check_known(data, cls, source)
     try:
-        return cls(**data)
+        return cls(**{**default_options(cls), **data})
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
 
 
-def default_options() -> dict[str, Any]:
-    """Every option's default: configs/default.yaml, which must name each one."""
-    defaults = _read_yaml(DEFAULT_CONFIG, "it ships with the project")
-    missing = sorted({f.name for f in dataclasses.fields(TrainConfig)} - set(defaults))
+def check_known(data: dict[str, Any], cls: type, source: str) -> None:
+    """A ConfigError naming the keys of ``data`` that are no option of ``cls``; one an earlier
+    version had (``cls.RENAMED``) with what it is called now."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    renamed = [f"{key} is now {cls.RENAMED[key]}" for key in unknown if key in cls.RENAMED]
+    others = [key for key in unknown if key not in cls.RENAMED]
+    parts = ([f"renamed option(s): {', '.join(renamed)}"] if renamed else []) + (
+        [f"unknown option(s) {others}; known options: {sorted(known)}"] if others else []
+    )
+    if parts:
+        raise ConfigError(f"{source}: {'; '.join(parts)}")
+
+
+def default_options(cls: type = TrainConfig) -> dict[str, Any]:
+    """Every option's default: ``cls.DEFAULTS_FILE`` (configs/default.yaml for TrainConfig), which
+    must name each one and nothing else."""
+    path = cls.DEFAULTS_FILE
+    defaults = _read_yaml(path, "it ships with the project")
+    check_known(defaults, cls, str(path))
+    missing = sorted({f.name for f in dataclasses.fields(cls)} - set(defaults))
     if missing:
-        raise ConfigError(f"{DEFAULT_CONFIG} must give every option its default; missing {missing}")
+        raise ConfigError(f"{path} must give every option its default; missing {missing}")
     return defaults
 
 
-def run_folder(run_name: str | None, output_dir: str | None) -> Path:
-    """The folder of run ``run_name`` under ``output_dir`` (None: the default config's values)."""
-    defaults = default_options()
+def run_folder(run_name: str | None, output_dir: str | None, cls: type = TrainConfig) -> Path:
+    """The folder of run ``run_name`` under ``output_dir`` (None: the default of config class ``cls``)."""
+    defaults = default_options(cls)
     run_name, output_dir = run_name or defaults["run_name"], output_dir or defaults["output_dir"]
     check_run_name(run_name)
     check_output_dir(output_dir)

@@ -69,6 +69,7 @@ from allfours_env.observation import LAYOUT, N_FLAGS, OBS_SIZE, rules_block
 from allfours_env.rules import Rules
 
 from .config import MAX_LABELS, MAX_SEED, ConfigError, check_range, check_type
+from .state_file import read_json
 
 FORMAT = "allfours-search-labels"
 VERSION = 1
@@ -181,10 +182,7 @@ def read_meta(folder: Path) -> LabelSettings:
     path = Path(folder) / META_FILE
     try:
         with open_regular(path) as file:
-            text = file.read(MAX_META_BYTES + 1)
-        if len(text) > MAX_META_BYTES:
-            raise ValueError(f"more than {MAX_META_BYTES:,} bytes; it holds a few hundred")
-        meta = json.loads(text)
+            meta = read_json(file, MAX_META_BYTES)
     except FileNotFoundError:
         raise LabelSetError(f"{folder} is not a label set: it has no {META_FILE}") from None
     except (OSError, ValueError, RecursionError) as err:

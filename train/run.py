@@ -83,7 +83,15 @@ from .progress import Progress, duration
 from .pull import Pull, PullingPPO
 from .run_folder import command, hold_run
 from .state_checks import (
-    brief, count, in_range, keys, like, number, numpy_global_state, python_random_state, torch_rng_state,
+    brief,
+    count,
+    in_range,
+    keys,
+    like,
+    number,
+    numpy_global_state,
+    python_random_state,
+    torch_rng_state,
 )  # fmt: skip
 
 TB_NAME = "tensorboard"

@@ -29,6 +29,8 @@ from typing import BinaryIO
 
 from agents.shared.npz_file import open_regular
 
+from .state_file import read_json
+
 SEAL_FILE = "seal.json"
 SEAL_VERSION = 2  # 2: folders are listed too (version 1 listed files only)
 KEY_ENV = "ALLFOURS_KEY_FILE"
@@ -135,10 +137,7 @@ def _read_seal(folder: Path) -> dict:
     path = folder / SEAL_FILE
     try:
         with _open(path) as f:
-            text = f.read(MAX_SEAL_BYTES + 1)
-        if len(text) > MAX_SEAL_BYTES:
-            raise ValueError(f"more than {MAX_SEAL_BYTES:,} bytes")
-        sealed = json.loads(text)
+            sealed = read_json(f, MAX_SEAL_BYTES)
     except (SealError, OSError, ValueError, RecursionError) as err:
         raise SealError(f"{folder} has no readable {SEAL_FILE} ({type(err).__name__}: {err})") from None
     if not isinstance(sealed, dict) or not isinstance(sealed.get("hmac"), str):

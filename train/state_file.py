@@ -26,7 +26,7 @@ import stat
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -75,6 +75,15 @@ def read_state(folder: Path, max_json_bytes: int, max_array_bytes: int) -> Any:
         raise StateFileError(f"{json_file} nests deeper than any state") from None
     except StateFileError as err:
         raise StateFileError(f"{json_file}: {err}") from None
+
+
+def read_json(file: BinaryIO, max_bytes: int) -> Any:
+    """The JSON value in the open ``file``, read no further than one byte past ``max_bytes``: a
+    ValueError if it holds more or is not JSON, a RecursionError if it nests too deep."""
+    text = file.read(max_bytes + 1)
+    if len(text) > max_bytes:
+        raise ValueError(f"more than {max_bytes:,} bytes")
+    return json.loads(text)
 
 
 def regular_file(path: Path, max_bytes: int) -> int:

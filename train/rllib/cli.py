@@ -17,9 +17,9 @@ from eval.run_lock import RunInUseError
 
 from ..checkpoints import ResumeError, WriteFailed, saved_config_file
 from ..cli import add_run_arguments, rule_options
-from ..config import ConfigError
+from ..config import ConfigError, run_folder
 from .cluster import ADDRESS_ENV, ClusterError
-from .config import RLLIB_CONFIG, load_rllib_config
+from .config import RLLIB_CONFIG, RLlibConfig, load_rllib_config
 
 INTERRUPTED_EXIT = 130
 PROG = "python -m train --backend rllib"
@@ -42,10 +42,7 @@ def main(argv: list[str]) -> int:
     config_file = args.config or RLLIB_CONFIG
     try:
         if args.resume and args.config is None:
-            defaults = load_rllib_config(RLLIB_CONFIG)
-            run_dir = dataclasses.replace(
-                defaults, run_name=args.run_name or defaults.run_name, output_dir=args.output_dir or defaults.output_dir
-            ).run_dir
+            run_dir = run_folder(args.run_name, args.output_dir, RLlibConfig)
             config_file = saved_config_file(run_dir)
             if config_file is None:
                 parser.exit(2, f"{PROG}: error: nothing to resume: no run in {run_dir}\n")

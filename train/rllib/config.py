@@ -1,84 +1,85 @@
-"""Options of the RLlib backend: one typed dataclass, read from YAML (``configs/rllib.yaml``).
+"""Options of the RLlib backend: one typed dataclass, read from YAML.
 
 Same rules as :mod:`train.config`: every key must be a field below with a value of its type and,
 for a number, in its range (train/config.py's tables), anything else is a ``ConfigError`` naming
-the key. Steps are environment steps: the learner's
-decisions (the league's, made inside the env, are not counted).
+the key (and, for a key of an older version, what it is called now: :data:`RENAMED`). Every
+default is in ``configs/rllib.yaml``: another config states only what it changes. Steps are
+environment steps: the learner's decisions (the league's, made inside the env, are not counted).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from allfours_env.engine import EPISODES
-from allfours_env.rewards import REWARD_MODES
-
-from ..config import CONFIG_DIR, ConfigError, _check_bot, check_common, check_opponents, read_config
+from ..config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
+# Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names
+# where both backends have the option.
+RENAMED = {
+    "num_env_runners": "n_env_runners",
+    "num_envs_per_env_runner": "n_envs_per_runner",
+    "train_batch_size": "rollout_steps",
+    "minibatch_size": "batch_size",
+    "num_epochs": "n_epochs",
+    "league_size": "max_snapshots",
+    "self_play": "opponents",
+}
 
 
 @dataclass(frozen=True)
-class RLlibConfig:
+class RLlibConfig(Options):
+    """Every option of an RLlib run. Their defaults, and what each means, are in configs/rllib.yaml:
+    the one place they are written."""
+
+    DEFAULTS_FILE: ClassVar[Path] = RLLIB_CONFIG
+    RENAMED: ClassVar[dict[str, str]] = RENAMED
+
     # run
-    run_name: str = "rllib"
-    output_dir: str = "runs"
-    seed: int = 0
-    total_steps: int = 500_000
-    # Ray: env runners (one CPU each, spread over the cluster's nodes) and tables of the vector env in each
-    num_env_runners: int = 2
-    num_envs_per_env_runner: int = 256
-    # game: rule variants (docs/rules.md table A0), reward ("points" or "match"), episode ("match" or "deal")
-    rules: dict[str, Any] = field(default_factory=dict)
-    reward: str = "points"
-    episode: str = "match"
-    # PPO
-    learning_rate: float = 3e-4
-    train_batch_size: int = 4000
-    minibatch_size: int = 500
-    num_epochs: int = 4
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    # start main's actor from a policy file (.npz of the advised input, relu, hidden layers net_arch); "" : random
-    init_policy: str = ""
-    # league (train/league.py, as the SB3 backend's): draw weights of the other team, self (main's latest
-    # weights), snapshot (one of the newest max_snapshots frozen copies), or a bot name
-    opponents: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.5})
-    max_snapshots: int = 4
-    snapshot_every: int = 50_000
-    # evaluation (duplicate boards against bots) and checkpoints
-    eval_every: int = 50_000
-    eval_boards: int = 100
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "rule_based"])
-    checkpoint_every: int = 50_000
+    run_name: str
+    output_dir: str
+    seed: int
+    total_steps: int
+    # Ray
+    n_env_runners: int
+    n_envs_per_runner: int
+    # game
+    rules: dict[str, Any]
+    reward: str
+    episode: str  # the env's episode: a match, or one deal from 0-0 (python -m train's horizon cuts returns instead)
+    # PPO (RLlib's PPOConfig; train/rllib/run.py)
+    learning_rate: float
+    rollout_steps: int
+    batch_size: int
+    n_epochs: int
+    gamma: float
+    gae_lambda: float
+    clip_range: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    # network
+    net_arch: list[int]
+    init_policy: str
+    # league (train/league.py)
+    opponents: dict[str, float]
+    max_snapshots: int
+    snapshot_every: int
+    # evaluation and checkpoints
+    eval_every: int
+    eval_boards: int
+    eval_opponents: list[str]
+    checkpoint_every: int
 
     def __post_init__(self) -> None:
         check_common(self)  # every number's range too (train/config.py's tables)
-        if self.minibatch_size > self.train_batch_size:
-            raise ConfigError(f"minibatch_size ({self.minibatch_size}) must not exceed train_batch_size")
-        for name, value, allowed in (("reward", self.reward, REWARD_MODES), ("episode", self.episode, EPISODES)):
-            if value not in allowed:
-                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
+        if self.batch_size > self.rollout_steps:
+            raise ConfigError(f"batch_size ({self.batch_size}) must not exceed rollout_steps ({self.rollout_steps})")
         check_opponents(self.opponents)
-        for name in self.eval_opponents:
-            _check_bot("eval_opponents", name)
         if self.init_policy:
             _check_init_policy(self.init_policy, self.net_arch)
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.run_name
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _check_init_policy(path: str, net_arch: list[int]) -> None:
@@ -99,5 +100,6 @@ def _check_init_policy(path: str, net_arch: list[int]) -> None:
 
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
-    """Read a YAML config and apply overrides (None values are ignored)."""
+    """Read a YAML config (the options it changes from configs/rllib.yaml) and apply overrides
+    (None values are ignored)."""
     return read_config(RLlibConfig, path, **overrides)

@@ -4,8 +4,8 @@
    (:mod:`eval.run_lock`). A resumed run keeps its saved config (only ``total_steps`` may change,
    when asked explicitly) and restarts from its newest intact checkpoint.
 2. Start Ray (:mod:`.cluster`): locally, or on the cluster at ``--address`` / ``$RAY_ADDRESS``.
-3. Build PPO: ``num_env_runners`` env runners (one CPU each; Ray places them on the cluster's
-   nodes), each sampling ``num_envs_per_env_runner`` tables of the vector env (:mod:`.env`),
+3. Build PPO: ``n_env_runners`` env runners (one CPU each; Ray places them on the cluster's
+   nodes), each sampling ``n_envs_per_runner`` tables of the vector env (:mod:`.env`),
    where the league (:mod:`.league`) plays the other team; the masked module (:mod:`.module`)
    is ``main``; the learner runs in this process.
 4. Iterate ``algorithm.train()`` until ``total_steps`` environment steps (the learner's
@@ -57,13 +57,13 @@ from ..checkpoints import (
     write_checkpoint,
     write_run_config,
 )  # fmt: skip
+from ..league import LEAGUE_FILE, League
 from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
 from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import LAYOUT, league_of, make_vector_env
 from .export import module_state_from_weights, weights_from_module_state
-from ..league import LEAGUE_FILE, League
 from .module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
@@ -71,6 +71,19 @@ PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps don
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
 ENV_NAME = "allfours_vector"
+# The config's PPO options (SB3's names, configs/rllib.yaml) -> RLlib's PPOConfig.training() arguments.
+PPO_OPTIONS = {
+    "learning_rate": "lr",
+    "rollout_steps": "train_batch_size_per_learner",  # one learner, in this process: the whole rollout
+    "batch_size": "minibatch_size",
+    "n_epochs": "num_epochs",
+    "gamma": "gamma",
+    "gae_lambda": "lambda_",
+    "clip_range": "clip_param",
+    "ent_coef": "entropy_coeff",
+    "vf_coef": "vf_loss_coeff",
+    "max_grad_norm": "grad_clip",
+}
 
 
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
@@ -85,25 +98,14 @@ def algorithm_config(config: RLlibConfig) -> PPOConfig:
             ENV_NAME, env_config=env_config, disable_env_checking=True, normalize_actions=False, clip_actions=False
         )
         .env_runners(
-            num_env_runners=config.num_env_runners,
-            num_envs_per_env_runner=config.num_envs_per_env_runner,
+            num_env_runners=config.n_env_runners,
+            num_envs_per_env_runner=config.n_envs_per_runner,
             num_cpus_per_env_runner=1,
             gym_env_vectorize_mode="vector_entry_point",  # the env is a vector env already
         )
         .learners(num_learners=0)  # the learner runs in this process
         .rl_module(rl_module_spec=module_spec(config.net_arch))
-        .training(
-            lr=config.learning_rate,
-            train_batch_size_per_learner=config.train_batch_size,
-            minibatch_size=config.minibatch_size,
-            num_epochs=config.num_epochs,
-            gamma=config.gamma,
-            lambda_=config.gae_lambda,
-            clip_param=config.clip_range,
-            entropy_coeff=config.ent_coef,
-            vf_loss_coeff=config.vf_coef,
-            grad_clip=config.max_grad_norm,
-        )
+        .training(**{theirs: getattr(config, ours) for ours, theirs in PPO_OPTIONS.items()})
         .debugging(seed=config.seed)
     )
 
@@ -262,7 +264,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         send_league(algo, league, snapshot=False, everything=True)
         nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
         say(
-            f"training on {where}: {config.num_env_runners} env runner(s) x {config.num_envs_per_env_runner} envs"
+            f"training on {where}: {config.n_env_runners} env runner(s) x {config.n_envs_per_runner} envs"
             + (f", on {len(nodes)} node(s)" if nodes else ", sampling in this process")
         )
         report = Progress(config, steps, progress)
