@@ -212,16 +212,13 @@ def _partial(plan: Plan, finished: Mapping[tuple[int, int], BoardRecord]) -> Tou
 
 def round_robin(
     bots: Sequence[BotSource],
-    boards: int = 1000,
-    rules: Rules | Mapping[str, Any] | None = None,
-    workers: int | None = None,
-    episode: str = "match",
-    first_board: int = 0,
+    *,
     progress: bool = False,
-    bootstrap: int = BOOTSTRAP_RESAMPLES,
     on_progress: Callable[[int], None] | None = None,
+    **options: Any,
 ) -> TournamentResult:
-    """Play boards ``first_board .. first_board + boards - 1`` for every pair of ``bots``.
+    """Play the boards of :func:`plan_round_robin` (``options``: its ``boards``, ``rules``,
+    ``workers``, ``episode``, ``first_board``, ``bootstrap``) for every pair of ``bots``.
 
     ``bots``: spec strings, bot factories or bot instances (see :mod:`eval.bots`; only spec
     strings are sure to reach worker processes). ``rules``: rule variants (docs/rules.md A0).
@@ -231,8 +228,7 @@ def round_robin(
     ``bootstrap``: resamples for the rating intervals (ratings only with 3+ bots). Bad arguments
     raise before any play (see :func:`plan_round_robin`).
     """
-    plan = plan_round_robin(bots, boards, rules, workers, episode, first_board, bootstrap)
-    return play_plan(plan, progress, on_progress)
+    return play_plan(plan_round_robin(bots, **options), progress, on_progress)
 
 
 def evaluate(
@@ -252,4 +248,5 @@ def evaluate(
     an unpicklable factory) works, e.g. from a training callback.
     """
     bots = [bot_a, bot_b]
-    return round_robin(bots, boards, rules, workers, episode, first_board, progress, on_progress=on_progress).pairs[0]
+    options = {"boards": boards, "rules": rules, "workers": workers, "episode": episode, "first_board": first_board}
+    return round_robin(bots, progress=progress, on_progress=on_progress, **options).pairs[0]

@@ -44,13 +44,43 @@ class ConfigError(ValueError):
     """A config file or override that is not valid; the message names the key."""
 
 
+@dataclass(frozen=True)
 class Options:
-    """What the configs of both backends (TrainConfig; RLlibConfig, train/rllib/config.py) share
-    besides the options of the same names: where their defaults are, the options renamed since
+    """The options both backends have (TrainConfig; RLlibConfig, train/rllib/config.py), under one
+    name each, and what their configs share: where their defaults are, the options renamed since
     an earlier version, the run's folder and the options as a dict."""
 
     DEFAULTS_FILE: ClassVar[Path]  # every option's default, and what each means
     RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
+
+    # run
+    run_name: str
+    output_dir: str
+    seed: int
+    total_steps: int
+    # game
+    rules: dict[str, Any]
+    reward: str
+    # PPO
+    learning_rate: float
+    batch_size: int
+    n_epochs: int
+    gamma: float
+    gae_lambda: float
+    clip_range: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    net_arch: list[int]
+    # the league (train/league.py)
+    opponents: dict[str, float]
+    snapshot_every: int
+    max_snapshots: int
+    # evaluation and checkpoints
+    eval_every: int
+    eval_boards: int
+    eval_opponents: list[str]
+    checkpoint_every: int
 
     @property
     def run_dir(self) -> Path:
@@ -67,37 +97,15 @@ class TrainConfig(Options):
 
     DEFAULTS_FILE: ClassVar[Path] = DEFAULT_CONFIG
 
-    # run
-    run_name: str
-    output_dir: str
-    seed: int
-    total_steps: int
     n_envs: int
-    # game
-    rules: dict[str, Any]
-    reward: str
     horizon: str
     # PPO (sb3-contrib MaskablePPO)
-    learning_rate: float
     n_steps: int
-    batch_size: int
-    n_epochs: int
     overlap_updates: bool
-    gamma: float
-    gae_lambda: float
-    clip_range: float
-    ent_coef: float
-    vf_coef: float
-    max_grad_norm: float
     # networks
     policy_input: str
-    net_arch: list[int]
     critic_arch: list[int]
     critic_sees_hands: bool
-    # opponents
-    opponents: dict[str, float]
-    snapshot_every: int
-    max_snapshots: int
     # warm start
     imitate: str
     imitation_steps: int
@@ -115,11 +123,6 @@ class TrainConfig(Options):
     label_workers: int
     student_pull: float  # train/pull.py
     student_pull_steps: int
-    # evaluation and checkpoints
-    eval_every: int
-    eval_boards: int
-    eval_opponents: list[str]
-    checkpoint_every: int
     checkpoint_minutes: float
 
     def __post_init__(self) -> None:

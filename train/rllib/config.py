@@ -37,41 +37,12 @@ class RLlibConfig(Options):
     DEFAULTS_FILE: ClassVar[Path] = RLLIB_CONFIG
     RENAMED: ClassVar[dict[str, str]] = RENAMED
 
-    # run
-    run_name: str
-    output_dir: str
-    seed: int
-    total_steps: int
-    # Ray
+    # Ray: env runners, and tables of the vector env in each
     n_env_runners: int
     n_envs_per_runner: int
-    # game
-    rules: dict[str, Any]
-    reward: str
     episode: str  # the env's episode: a match, or one deal from 0-0 (python -m train's horizon cuts returns instead)
-    # PPO (RLlib's PPOConfig; train/rllib/run.py)
-    learning_rate: float
-    rollout_steps: int
-    batch_size: int
-    n_epochs: int
-    gamma: float
-    gae_lambda: float
-    clip_range: float
-    ent_coef: float
-    vf_coef: float
-    max_grad_norm: float
-    # network
-    net_arch: list[int]
-    init_policy: str
-    # league (train/league.py)
-    opponents: dict[str, float]
-    max_snapshots: int
-    snapshot_every: int
-    # evaluation and checkpoints
-    eval_every: int
-    eval_boards: int
-    eval_opponents: list[str]
-    checkpoint_every: int
+    rollout_steps: int  # PPO's batch: the learner decisions of all env runners before an update
+    init_policy: str  # the actor's start: a policy file, or "" (from scratch)
 
     def __post_init__(self) -> None:
         check_common(self)  # every number's range too (train/config.py's tables)
