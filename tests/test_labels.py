@@ -177,7 +177,7 @@ def test_a_bad_shard_is_refused_with_its_name(made: Path, tmp_path: Path) -> Non
 
 def test_the_player_must_answer_in_batches() -> None:
     with pytest.raises(ValueError, match="act_batch"):
-        labels.Recorder(agents.make("rule_based"))
+        labels.player_bot("rule_based")
 
 
 def test_the_torch_actor_is_policybots_network(made: Path) -> None:
@@ -233,11 +233,11 @@ def test_against_opponents_only_the_players_decisions_are_labelled(tmp_path: Pat
     labels.make_labels(settings, tmp_path, workers=1)
     (shard,) = shards(tmp_path)
     np.testing.assert_array_equal(expert_actions(shard["observation"], shard["action_mask"]), shard["player_action"])
-    recorder = labels.Recorder(agents.make("expert"))
+    player = labels.player_bot("expert")
     rng = np.random.default_rng(0)
     for table in range(2):
-        bots = labels._seats(recorder, "rule_based", table, rng)
-        assert [bot is recorder for bot in bots] == [seat % 2 == table for seat in range(4)]
+        bots = labels._seats(player, "rule_based", table, rng)
+        assert [bot is player for bot in bots] == [seat % 2 == table for seat in range(4)]
 
 
 def test_suit_copies_are_the_labels_relabelled(made: Path) -> None:

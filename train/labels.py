@@ -83,68 +83,49 @@ PART_ROWS = 400  # rows a task labels: about 12 s of a worker in the default run
 Todo = dict[int, list[int]]  # shard -> its parts still to label
 
 
-class Recorder:
-    """A batch bot that plays as ``player`` and keeps every decision that had a choice."""
-
-    def __init__(self, player: agents.Bot) -> None:
-        if not hasattr(player, "act_batch"):
-            raise ValueError(
-                f"the player must answer many tables at once (act_batch): expert or a policy file, not {player.name!r}"
-            )
-        self.player = player
-        self.observations: list[np.ndarray] = []
-        self.masks: list[np.ndarray] = []
-        self.actions: list[np.ndarray] = []
-
-    @property
-    def name(self) -> str:
-        return self.player.name
-
-    def reset(self, seed: int | None = None) -> None:
-        pass
-
-    def act(self, observation: agents.Observation) -> int:
-        return int(
-            self.act_batch(observation["observation"][None], np.asarray(observation["action_mask"], bool)[None])[0]
-        )
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        actions = np.asarray(self.player.act_batch(observations, masks))
-        choice = masks.sum(axis=1) >= 2
-        self.observations.append(observations[choice].copy())
-        self.masks.append(masks[choice].astype(bool))
-        self.actions.append(actions[choice])
-        return actions
-
-    def count(self) -> int:
-        return sum(len(a) for a in self.actions)
-
-
 def positions(
     settings: LabelSettings, shard: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The shard's decisions to label: (observations, masks, the player's actions)."""
+    """The shard's decisions to label: (observations, masks, the player's actions), drawn from
+    every decision with a choice the player made in whole matches of an :class:`Arena`."""
     rows = settings.rows_of(shard)
-    recorder = Recorder(agents.make(settings.player))
-    while recorder.count() < SPREAD * rows:
+    player = player_bot(settings.player)
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    while sum(len(actions) for _, _, actions in found) < SPREAD * rows:
         game = VectorGame(settings.tables, **settings.rules)
         game.reset(seed=int(rng.integers(2**63)))
-        Arena(game, [_seats(recorder, settings.opponents, t, rng) for t in range(settings.tables)]).run()
-    observations, masks = np.concatenate(recorder.observations), np.concatenate(recorder.masks)
-    actions = np.concatenate(recorder.actions)
+        arena = Arena(game, [_seats(player, settings.opponents, t, rng) for t in range(settings.tables)])
+
+        def keep(tables, observations, masks, actions, arena=arena):
+            mine = (arena.owner[tables, arena.game.current[tables]] == id(player)) & (masks.sum(axis=1) >= 2)
+            found.append((observations[mine], masks[mine], actions[mine]))
+
+        arena.on_decisions = keep
+        arena.run()
+    observations, masks, actions = (np.concatenate(column) for column in zip(*found, strict=True))
     chosen = np.sort(rng.choice(len(actions), size=rows, replace=False))
     return observations[chosen], masks[chosen], actions[chosen]
 
 
-def _seats(recorder: Recorder, opponents: str, table: int, rng: np.random.Generator) -> list[agents.Bot]:
+def player_bot(spec: str) -> agents.Bot:
+    """The bot whose decisions are labelled: one that answers many tables at once."""
+    player = agents.make(spec)
+    if not hasattr(player, "act_batch"):
+        raise ValueError(
+            f"the player must answer many tables at once (act_batch): expert or a policy file, not {player.name!r}"
+        )
+    return player
+
+
+def _seats(player: agents.Bot, opponents: str, table: int, rng: np.random.Generator) -> list[agents.Bot]:
     """Table ``table``'s four bots: the player at every seat, or, against ``opponents``, at the
     seats of team ``table % 2`` (so each team's seats are the player's at half the tables)."""
     if not opponents:
-        return [recorder] * 4
+        return [player] * 4
     bots: list[agents.Bot] = []
     for seat in range(4):
         if seat % 2 == table % 2:
-            bots.append(recorder)
+            bots.append(player)
         else:
             bot = agents.make(opponents)
             bot.reset(int(rng.integers(2**63)))
