@@ -35,6 +35,7 @@ from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_en
 from train.rllib.export import weights_from_module_state  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
 from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
+from train.state_file import read_state, write_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PRETRAINED = ROOT / "agents" / "pretrained" / "allfours_v1.npz"
@@ -110,9 +111,9 @@ def test_the_league_draws_from_the_tables_generators_and_keeps_its_snapshots(tmp
     drawn = [league(np.random.default_rng(i)) for i in range(200)]
     assert {id(o) for o in drawn} == {id(league.current), *(id(s) for s in league.snapshots)}
     assert [id(league(np.random.default_rng(i))) for i in range(200)] == [id(o) for o in drawn]
-    league.save(tmp_path)
+    write_state(tmp_path, league.get_state())  # as a checkpoint keeps it
     again = League({"self": 0.5, "snapshot": 0.5}, max_snapshots=3, seed=1)
-    again.load(tmp_path, weights)
+    again.set_state(read_state(tmp_path, 2**20, 2**26), weights)
     assert again.taken == 4
     for a, b in zip(league.snapshots, again.snapshots, strict=True):
         assert a.weights.keys() == b.weights.keys() and all(np.array_equal(a.weights[k], b.weights[k]) for k in a.weights)
@@ -132,7 +133,7 @@ def build_module(env, net_arch=(32,)):
 def test_masked_module_never_gives_an_illegal_action_probability():
     env = make_vector_env({"num_envs": 8, "rules": {"target_score": 7}})
     module = build_module(env)
-    league_of(env).set_weights(module_weights(module), {0: module_weights(module)})
+    league_of(env).update(module_weights(module), snapshot=True)
     seen, _ = env.reset(seed=0)
     generator = torch.Generator().manual_seed(0)
     ended = 0
@@ -160,7 +161,7 @@ def test_export_computes_the_modules_logits():
     weights = module_weights(module)
     assert int(weights["obs_layout"]) == LAYOUT
     bot = PolicyBot(weights)
-    league_of(env).set_weights(weights, {0: weights})
+    league_of(env).update(weights, snapshot=True)
     seen, _ = env.reset(seed=0)
     unmasked = {OBS_KEY: torch.as_tensor(seen[OBS_KEY]), MASK_KEY: torch.ones(2, 56)}
     with torch.no_grad():

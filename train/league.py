@@ -18,20 +18,17 @@ checkpoints, and keeps its networks and generator in :meth:`League.get_state`.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import agents
-from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, MAX_MEMBER_BYTES, PolicyBot, Weights, batch_inputs, choose
-from agents.shared.npz_file import read_npz
+from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
 
 from .config import SELF, SNAPSHOT
 from .state_checks import count, generator_state, keys, weights_like
 
 STATE_KEYS = ("current", "snapshots", "taken", "rng")  # of get_state()
-LEAGUE_FILE = "league.npz"  # in an RLlib checkpoint: the league's networks (save / load)
 MAX_TAKEN = 2**62  # snapshots taken in a run (at most one per update)
 
 
@@ -141,31 +138,3 @@ class League:
             self.snapshots[slot].weights, self.snapshots[slot].policy = bot.weights, bot.policy
         self.current.weights, self.current.policy = bots[0].weights, bots[0].policy
         self.taken, self.rng = taken, rng
-
-    def save(self, folder: Path) -> None:
-        """The networks and the count of snapshots into ``folder``/league.npz (plain arrays), for
-        a checkpoint folder that is written whole and then renamed (RLlib's)."""
-        state = self.get_state()
-        arrays = {f"current/{name}": value for name, value in state["current"].items()}
-        for i, weights in enumerate(state["snapshots"]):
-            arrays.update((f"{i}/{name}", value) for name, value in weights.items())
-        with (folder / LEAGUE_FILE).open("wb") as handle:
-            np.savez(handle, taken=np.array(self.taken), **arrays)
-
-    def load(self, folder: Path, actor: Weights) -> None:
-        """Continue from :meth:`save`'s file (read as data: nothing is unpickled), the generator
-        kept; checked as :meth:`set_state` checks."""
-        arrays = read_npz(folder / LEAGUE_FILE, (1 + len(self.snapshots)) * MAX_MEMBER_BYTES)
-        taken = int(arrays.pop("taken", -1))
-        networks: dict[str, dict[str, np.ndarray]] = {}
-        for key, value in arrays.items():
-            slot, _, name = key.partition("/")
-            networks.setdefault(slot, {})[name] = value
-        snapshots = [networks.get(str(i)) for i in range(min(max(taken, 0), len(self.snapshots)))]
-        state = {
-            "current": networks.get("current"),
-            "snapshots": snapshots,
-            "taken": taken,
-            "rng": self.rng.bit_generator.state,
-        }
-        self.set_state(state, actor)

@@ -41,7 +41,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.tune.registry import register_env
 from tensorboardX import SummaryWriter
 
-from agents.policy import PolicyBot, Weights, load_weights, save_weights
+from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, load_weights, save_weights
 from agents.shared.atomic_file import write_text
 from eval import evaluate
 
@@ -57,9 +57,10 @@ from ..checkpoints import (
     write_checkpoint,
     write_run_config,
 )  # fmt: skip
-from ..league import LEAGUE_FILE, League
+from ..league import League
 from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
+from ..state_file import JSON_FILE, read_state, write_state
 from .cluster import cluster_address, start_ray
 from .config import RLlibConfig, load_rllib_config
 from .env import LAYOUT, league_of, make_vector_env
@@ -70,6 +71,7 @@ TB_NAME = "tensorboard"
 PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
+LEAGUE_DIR = "league"  # in each checkpoint: the league's state (train/state_file.py)
 ENV_NAME = "allfours_vector"
 # The config's PPO options (SB3's names, configs/rllib.yaml) -> RLlib's PPOConfig.training() arguments.
 PPO_OPTIONS = {
@@ -149,7 +151,8 @@ def send_league(algo: Algorithm, league: League, snapshot: bool, everything: boo
 def save_checkpoint(algo: Algorithm, league: League, run_dir: Path, steps: int) -> Path:
     def fill(folder: Path) -> None:
         algo.save_to_path(str(folder.resolve()))
-        league.save(folder)
+        (folder / LEAGUE_DIR).mkdir()
+        write_state(folder / LEAGUE_DIR, league.get_state())
         write_text(folder / PROGRESS_FILE, json.dumps({"steps": steps}))
         seal(folder)  # RLlib's files pickle: only this account's own checkpoints are ever loaded
 
@@ -161,7 +164,7 @@ def read_progress(folder: Path) -> int:
     sealed by this account (:mod:`train.seal`): nothing of a foreign one is read."""
     try:
         verify(folder)
-        for name in (RLLIB_CHECKPOINT_FILE, LEAGUE_FILE):
+        for name in (RLLIB_CHECKPOINT_FILE, f"{LEAGUE_DIR}/{JSON_FILE}"):
             if not (folder / name).is_file():
                 raise ValueError(f"no {name}")
         steps = json.loads((folder / PROGRESS_FILE).read_text())["steps"]
@@ -256,7 +259,8 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         league = League(config.opponents, config.max_snapshots, config.seed)
         if resume:
             algo.restore_from_path(str(folder.resolve()))
-            league.load(folder, export_main(algo))
+            league_bytes = (1 + config.max_snapshots) * MAX_MEMBER_BYTES
+            league.set_state(read_state(folder / LEAGUE_DIR, 2**20, league_bytes), export_main(algo))
             say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
         elif config.init_policy:
             start_from_policy(algo, config.init_policy)
