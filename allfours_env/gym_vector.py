@@ -23,9 +23,9 @@ key, k), its team, its bots (and their seeds) and the seed of the game's own ran
 which the first dealer and every deck are drawn in compiled code.
 
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
-with ``act_batch`` is memoryless and deterministic, so one instance per seat serves every table,
-others get an instance per table and seat), a bot instance with ``act_batch`` (it plays every
-table), a function ``rng -> bot`` called with the table's generator when its episode starts (an
+with ``act_batch`` is memoryless and deterministic, so one instance serves every seat of every
+table, others get an instance per table and seat; every bot is reset with a seed drawn from the
+table's generator at every episode), a bot instance with ``act_batch`` (it plays every table), a function ``rng -> bot`` called with the table's generator when its episode starts (an
 opponent pool; bots it returns that offer ``act_batch`` are asked once a tick for all the tables
 that drew them), or, for ``opponents``, a pair of these: the lower opponent seat first. With
 one table, any bot instance is welcome (the single-agent env).
@@ -38,7 +38,7 @@ PettingZoo's classic envs give. Action: ``MultiDiscrete([56] * num_envs)``. The 
 ``info["action_mask"]`` (int8, every step and reset) and :meth:`action_masks` (what sb3-contrib
 reads); all zero at a table whose episode is over.
 
-Rewards and ends are the single-agent env's (:func:`allfours_env.rewards.team_gain`):
+Rewards (:func:`allfours_env.rewards.team_gain`, as the AEC env's for the learner's team):
 ``reward="match"``, +1 / -1 when the match ends; ``"points"``, every award's points, plus for
 the learner's team and minus for the other, paid at the learner's next step (awards of the
 opponents' turns and the first kick included); each multiplied by ``reward_scale`` (training
@@ -51,8 +51,8 @@ action and returns reward 0), or SAME_STEP (the table resets at once; ``info["fi
 ``info["final_info"]`` hold what the end returned, as ``SyncVectorEnv`` gathers them: an object
 array, and a dict of arrays). An illegal action raises a ValueError naming the table and its
 legal actions, and changes nothing. ``options`` of :meth:`reset`: the AEC env's reset options
-(``decks``, ``dealer``, ``scores``), for every table. Rule variants: the A0 keys of docs/rules.md as keyword
-arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
+(``decks``, ``dealer``, ``scores``; a score the first kick completes gives an episode over at
+once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
 (a learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
 
 For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
@@ -247,7 +247,7 @@ class AllFoursVectorEnv(VectorEnv):
         self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """New episodes at every table. ``seed``: None, an int (table i: ``seed + i``) or one per
-        table; ``options``: the single-agent env's reset options, for every table. Bad ones raise
+        table; ``options``: the AEC env's reset options, for every table. Bad ones raise
         a ValueError before anything changes."""
         n = self.num_envs
         if seed is None or isinstance(seed, int | np.integer) and not isinstance(seed, bool):

@@ -5,41 +5,22 @@
 >>> obs, info = env.reset(seed=0)
 >>> obs, reward, terminated, truncated, info = env.step(int(env.action_masks().nonzero()[0][0]))
 
-The learner plays team ``team`` (0: seats 0 and 2, 1: seats 1 and 3; None: drawn at every reset
-from the env's seeded generator), both seats with one policy, or only seat ``team`` when a
-``partner`` bot plays the other. ``opponents`` play the other team. Each ``step`` applies the
-learner's action, then the bots play until a learner seat must decide or the episode is over.
-The env is the one-table view of the vector env (:class:`allfours_env.gym_vector.AllFoursVectorEnv`,
-``num_envs=1``), as ``Game`` is of ``VectorGame``: the same draws, bots, rewards and state.
-
-Opponents and partner: a bot instance (it plays both opponent seats), a bot name (``"random"``,
-``"rule_based"``, ``"expert"``, ``"pretrained"``, a policy ``.zip``/``.npz``: each seat gets its
-own instance; names are the bots package's, so name them through ``agents.single_agent_env``,
-which passes ``make_bot=agents.make``), a function ``rng -> bot`` called with the env's
-generator at every reset (e.g. an opponent pool; the bot plays both opponent seats), or, for
-``opponents``, a pair of any of these: the lower opponent seat first. Every bot is reset with a
-seed drawn from the env's generator at every reset, so ``reset(seed=...)`` replays an episode.
-
-Spaces: observation ``Box(0, observation_high(rules), (OBS_SIZE,), float32)``, what the seat to
-act sees (the same vector as the AEC env's ``observe(agent)["observation"]``; the learner's first
-seat once the episode is over); action ``Discrete(56)``; :meth:`SingleAgentEnv.action_masks`
-gives the legal actions (sb3-contrib's MaskablePPO reads it; all zero once the episode is over).
-
-Rewards (``reward``, as in the AEC env, for the learner's team): "match", +1 / -1 when the
-match ends; "points", every award's points, plus for the learner's team and minus for the other,
-at the step in which it happens. Every award counts once, awards during the opponents' turns
-(and the kick of the first deal, dealt at reset) are included in the learner's next reward, and
-the last one reaches the learner whoever moved last. ``episode``: "match" or "deal" (deal
-episodes end when one deal is scored). Rule variants: the A0 keys as keyword arguments.
-``reset(seed, options={"decks": ..., "dealer": ..., "scores": ...})`` takes the AEC env's reset
-options (bad ones raise ValueError before anything changes; a score that the first kick
-completes gives an episode that is already over, with an all-zero mask).
+The env is the one-table view of the vector env (``num_envs=1``), as ``Game`` is of
+``VectorGame``: its arguments (``opponents``, ``partner``, ``team``, ``reward``, ``episode``, the
+rule variants), draws, bots, rewards, reset options and state are
+:class:`allfours_env.gym_vector.AllFoursVectorEnv`'s, documented there; with one table any bot
+instance may play. Each ``step`` applies the learner's action, then the bots play until a learner
+seat must decide or the episode is over. Spaces: the observation the seat to act sees (the AEC
+env's ``observe(agent)["observation"]``; the learner's first seat once the episode is over),
+action ``Discrete(56)``; :meth:`SingleAgentEnv.action_masks` gives the legal actions (what
+sb3-contrib's MaskablePPO reads; all zero once the episode is over). ``info`` at the end of an
+episode: ``scores``, ``team``, ``deals``.
 
 Illegal actions (``illegal``): "raise" (default) raises a ``ValueError`` naming the seat, the
-action and the legal actions, and changes nothing. "lose" (for tools that step
-unmasked actions, such as Gymnasium's ``check_env``): the action is not played, the episode
-ends at once (``terminated``) with reward ``ILLEGAL_REWARD`` and ``info["illegal_action"]``,
-as PettingZoo's ``TerminateIllegalWrapper`` does.
+action and the legal actions, and changes nothing. "lose" (for tools that step unmasked actions,
+such as Gymnasium's ``check_env``): the action is not played, the episode ends at once
+(``terminated``) with reward ``ILLEGAL_REWARD`` and ``info["illegal_action"]``, as PettingZoo's
+``TerminateIllegalWrapper`` does.
 """
 
 from __future__ import annotations
