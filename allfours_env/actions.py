@@ -7,8 +7,9 @@ that card, then STAND, BEG, GIVE_ONE, RUN.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from difflib import get_close_matches
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -118,6 +119,35 @@ def check_seed(seed: object) -> int | None:
     return int(seed)
 
 
+RESET_OPTIONS = ("decks", "dealer", "scores")  # a match's start, as every env's reset takes it
+
+
+def check_options(
+    rules: Rules, options: Any, what: str = "options", on_unknown: Callable[[list], None] | None = None
+) -> tuple[list[list[int]], int | None, tuple[int, int]]:
+    """One match's reset options (None, or a dict with keys of ``RESET_OPTIONS``), checked:
+    ``(decks as lists of ints, dealer or None, scores)``, or a ValueError naming ``what`` and
+    saying what is allowed. An unknown key is an error, unless ``on_unknown`` takes the unknown
+    keys (the AEC env warns: generic tools pass keys of their own); a misspelt one always is."""
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{what} must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}")
+    unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
+    close = [hint for key in unknown if isinstance(key, str) for hint in get_close_matches(key, RESET_OPTIONS, n=1)]
+    if unknown and (close or on_unknown is None):
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{what} has unknown reset option(s) {unknown}{hint}; allowed: {list(RESET_OPTIONS)}")
+    if unknown:
+        on_unknown(unknown)
+    dealer = options.get("dealer")
+    try:
+        decks, scores = check_start(rules, options.get("decks"), dealer, options.get("scores"))
+    except ValueError as err:
+        raise ValueError(f"{what}: {err}") from None
+    return decks, None if dealer is None else int(dealer), scores
+
+
 def check_start(
     rules: Rules, decks: Sequence[Sequence[int]] | None, dealer: int | None, scores: Sequence[int] | None
 ) -> tuple[list[list[int]], tuple[int, int]]:
@@ -169,7 +199,7 @@ def dealer_draw(code: int, deck: Sequence[int], seats: int) -> tuple[int, int]:
     ``deck``, among the seats of the bit set ``seats``: "random", the first card's seat (card %
     4); "first_jack", cards face up to seats 0, 1, 2, 3, ... until a jack (NLCB); "cut", every seat
     draws a card (in seat order), the highest rank deals. Returns (the dealer, 0), or (-1, the
-    tied seats) when they must draw again. Compiled unchanged into kernels (numba_ints)."""
+    tied seats) when they must draw again."""
     if code == 0:
         return int(deck[0]) % N_SEATS, 0
     if code == 1:
@@ -220,7 +250,6 @@ __all__ = [
     "DECISION_NAMES",
     "EPISODES",
     "EVENT_KINDS",
-    "Event",
     "FIRST_DEALER_DRAWS",
     "GAME",
     "GAVE_ONE",
@@ -228,7 +257,6 @@ __all__ = [
     "GIVE_OR_RUN",
     "HANG_JACK",
     "HIGH",
-    "IllegalActionError",
     "JACK",
     "KICK",
     "LOW",
@@ -240,6 +268,7 @@ __all__ = [
     "PLAYED",
     "RAN",
     "REDEAL",
+    "RESET_OPTIONS",
     "RUN",
     "RUN_CARDS",
     "STAND",
@@ -247,8 +276,11 @@ __all__ = [
     "STOOD",
     "TRICK",
     "TRUMP",
+    "Event",
+    "IllegalActionError",
     "action_text",
     "check_deck",
+    "check_options",
     "check_seed",
     "check_start",
     "deal_seats",

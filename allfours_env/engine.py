@@ -42,9 +42,18 @@ from .actions import (
 from .cards import N_CARDS, N_SEATS, cards_of
 from .observation import OBS_SIZE
 from .rules import DEFAULT_RULES, Rules
-from .state_check import check_state
 from .vector import VectorGame
 from .vector import event_of as _event
+
+
+def _state(column: int, doc: str = "", kind: type = int) -> property:
+    """A property of :class:`Game`: one cell of the table's state row, as ``kind``."""
+    return property(lambda game: kind(game._st[column]), doc=doc)
+
+
+def _bits(column: int, doc: str = "") -> property:
+    """A property of :class:`Game`: one bit set of the table's row of bit sets (bit c = card c)."""
+    return property(lambda game: int(game._bs[column]), doc=doc)
 
 
 class Game:
@@ -106,21 +115,10 @@ class Game:
         self.__dict__.update(state)
         self._rows()
 
-    def check(self) -> None:
-        """A :class:`~allfours_env.state_check.StateError` (a ValueError) unless the table's state
-        is one the engine can go on from: for a game handed over from elsewhere (``set_state``)."""
-        check_state(self._core.get_state(), self._core._params)
-
     # ---------------------------------------------------------------- the state
 
-    @property
-    def phase(self) -> int:
-        return int(self._st[k.PHASE])
-
-    @property
-    def current(self) -> int:
-        """The seat to act; -1 when the phase is terminal."""
-        return int(self._st[k.CURRENT])
+    phase = _state(k.PHASE)
+    current = _state(k.CURRENT, "The seat to act; -1 when the phase is terminal.")
 
     @property
     def is_over(self) -> bool:
@@ -130,62 +128,28 @@ class Game:
     def scores(self) -> list[int]:
         return [int(self._st[k.SCORE0]), int(self._st[k.SCORE1])]
 
-    @property
-    def winner(self) -> int:
-        """The team that won the match, -1 while it goes on."""
-        return int(self._st[k.WINNER])
-
-    @property
-    def dealer(self) -> int:
-        return int(self._st[k.DEALER])
+    winner = _state(k.WINNER, "The team that won the match, -1 while it goes on.")
+    dealer = _state(k.DEALER)
 
     @property
     def beggar(self) -> int:
         return (self.dealer + 1) % N_SEATS
 
-    @property
-    def deal_number(self) -> int:
-        """Deals begun (a redeal counts)."""
-        return int(self._st[k.DEAL_NUMBER])
+    deal_number = _state(k.DEAL_NUMBER, "Deals begun (a redeal counts).")
 
     @property
     def deck(self) -> list[int]:
         """The deck of this deal."""
         return self._deck.tolist()
 
-    @property
-    def next_card(self) -> int:
-        """Index in :attr:`deck` of the next card to deal or kick."""
-        return int(self._st[k.NEXT_CARD])
-
-    @property
-    def kick(self) -> int:
-        """The live kick, -1 if none."""
-        return int(self._st[k.KICK])
-
-    @property
-    def kicks_aside(self) -> int:
-        return int(self._bs[k.KICKS_ASIDE])
-
-    @property
-    def trump(self) -> int:
-        return int(self._st[k.TRUMP])
-
-    @property
-    def stood(self) -> bool:
-        return bool(self._st[k.STOOD])
-
-    @property
-    def begged(self) -> bool:
-        return bool(self._st[k.BEGGED])
-
-    @property
-    def gave_one(self) -> bool:
-        return bool(self._st[k.GAVE_ONE_DONE])
-
-    @property
-    def ran(self) -> bool:
-        return bool(self._st[k.RAN])
+    next_card = _state(k.NEXT_CARD, "Index in :attr:`deck` of the next card to deal or kick.")
+    kick = _state(k.KICK, "The live kick, -1 if none.")
+    kicks_aside = _bits(k.KICKS_ASIDE)
+    trump = _state(k.TRUMP)
+    stood = _state(k.STOOD, kind=bool)
+    begged = _state(k.BEGGED, kind=bool)
+    gave_one = _state(k.GAVE_ONE_DONE, kind=bool)
+    ran = _state(k.RAN, kind=bool)
 
     @property
     def hands(self) -> list[int]:
@@ -200,10 +164,7 @@ class Game:
         """Cards each seat has played this deal (bit sets)."""
         return [int(p) for p in self._bs[k.PLAYED : k.PLAYED + N_SEATS]]
 
-    @property
-    def led(self) -> int:
-        """Cards that led their trick (a bit set)."""
-        return int(self._bs[k.LED])
+    led = _bits(k.LED, "Cards that led their trick (a bit set).")
 
     @property
     def trick_numbers(self) -> int:
@@ -232,64 +193,20 @@ class Game:
         """The current trick as (seat, card) pairs in play order."""
         return [((self.leader + i) % N_SEATS, c) for i, c in enumerate(self.trick)]
 
-    @property
-    def leader(self) -> int:
-        return int(self._st[k.LEADER])
-
-    @property
-    def led_suit(self) -> int:
-        return int(self._st[k.LED_SUIT])
-
-    @property
-    def win_card(self) -> int:
-        """The best card of the trick in play so far."""
-        return int(self._st[k.WIN_CARD])
-
-    @property
-    def win_seat(self) -> int:
-        return int(self._st[k.WIN_SEAT])
-
-    @property
-    def tricks_played(self) -> int:
-        return int(self._st[k.TRICKS_PLAYED])
-
-    @property
-    def n_tricks(self) -> int:
-        return int(self._st[k.N_TRICKS])
-
-    @property
-    def trumps_in_hands(self) -> int:
-        """The trumps in the hands when play began (A8.2), a bit set."""
-        return int(self._bs[k.TRUMPS_IN_HANDS])
-
-    @property
-    def high_card(self) -> int:
-        return int(self._st[k.HIGH_CARD])
-
-    @property
-    def low_card(self) -> int:
-        return int(self._st[k.LOW_CARD])
-
-    @property
-    def jack_card(self) -> int:
-        return int(self._st[k.JACK_CARD])
-
-    @property
-    def high_holder(self) -> int:
-        return int(self._st[k.HIGH_HOLDER])
-
-    @property
-    def low_holder(self) -> int:
-        return int(self._st[k.LOW_HOLDER])
-
-    @property
-    def jack_holder(self) -> int:
-        return int(self._st[k.JACK_HOLDER])
-
-    @property
-    def jack_winner(self) -> int:
-        """The seat that won the trick with the trump jack, -1 before."""
-        return int(self._st[k.JACK_WINNER])
+    leader = _state(k.LEADER)
+    led_suit = _state(k.LED_SUIT)
+    win_card = _state(k.WIN_CARD, "The best card of the trick in play so far.")
+    win_seat = _state(k.WIN_SEAT)
+    tricks_played = _state(k.TRICKS_PLAYED)
+    n_tricks = _state(k.N_TRICKS)
+    trumps_in_hands = _bits(k.TRUMPS_IN_HANDS, "The trumps in the hands when play began (A8.2), a bit set.")
+    high_card = _state(k.HIGH_CARD)
+    low_card = _state(k.LOW_CARD)
+    jack_card = _state(k.JACK_CARD)
+    high_holder = _state(k.HIGH_HOLDER)
+    low_holder = _state(k.LOW_HOLDER)
+    jack_holder = _state(k.JACK_HOLDER)
+    jack_winner = _state(k.JACK_WINNER, "The seat that won the trick with the trump jack, -1 before.")
 
     def legal_bits(self) -> int:
         """Legal actions as a bit set over action ids 0..55 (0 in a terminal phase)."""

@@ -107,9 +107,7 @@ Version history
 
 from __future__ import annotations
 
-import difflib
 import inspect
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -118,13 +116,13 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .actions import RESET_OPTIONS, check_options
 from .cards import N_SEATS
 from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game, check_seed
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
 from .render import render_text
 from .rewards import REWARD_MODES, step_points, team_gain
 from .rules import Rules
-from .vector import RESET_OPTIONS
 
 EPISODE_MODES = EPISODES
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
@@ -229,18 +227,8 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         seed = check_seed(seed)
-        if options is not None and not isinstance(options, Mapping):
-            raise ValueError(
-                f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
-            )
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
-        for key in unknown:  # a misspelt option is an error; others a warning: generic tools pass their own keys
-            close = difflib.get_close_matches(key, RESET_OPTIONS, n=1) if isinstance(key, str) else []
-            if close:
-                raise ValueError(f"unknown reset option {key!r}: did you mean {close[0]!r}? options: {list(RESET_OPTIONS)}")
-        if unknown:
-            logger.warn(f"reset ignores unknown option(s) {unknown}; allfours options: {list(RESET_OPTIONS)}")
+        warn = lambda keys: logger.warn(f"reset ignores unknown option(s) {keys}; allfours options: {list(RESET_OPTIONS)}")
+        decks, dealer, scores = check_options(self.rules, options, on_unknown=warn)
         if seed is not None or self.np_random is None:
             rng, _ = seeding.np_random(seed)
         else:
@@ -249,9 +237,9 @@ class raw_env(AECEnv):
         game = Game(
             self.rules,
             rng,
-            decks=options.get("decks"),
-            dealer=options.get("dealer"),
-            scores=options.get("scores"),
+            decks=decks,
+            dealer=dealer,
+            scores=scores,
             episode=self.episode_mode,
         )
         self.np_random, self.game = rng, game
@@ -352,7 +340,7 @@ class raw_env(AECEnv):
         game = self.game
         seat = self.render_seat
         if seat is None:
-            seat = game.current if game.current >= 0 else 0
+            seat = max(game.current, 0)
         if game.phase == MATCH_OVER:
             status = f"Match over: team {game.winner} wins {game.scores[game.winner]}-{game.scores[1 - game.winner]}"
         elif game.phase == DEAL_OVER:

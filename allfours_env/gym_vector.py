@@ -67,7 +67,7 @@ uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -75,15 +75,14 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .actions import check_seed, check_start
+from .actions import check_options, check_seed
 from .arena import Arena
 from .cards import N_SEATS
 from .engine import EPISODES, N_ACTIONS
 from .match import Bot
 from .observation import observation_high
 from .rewards import REWARD_MODES, team_gain
-from .rules import Rules
-from .vector import MAX_TABLES, OTHER_HANDS_SIZE, RESET_OPTIONS, VectorGame
+from .vector import MAX_TABLES, OTHER_HANDS_SIZE, VectorGame
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 OBS_KEY, MASK_KEY, NEW_DEAL_KEY = "observation", "action_mask", "new_deal"
@@ -92,7 +91,7 @@ BotsDraw = Callable[[np.random.Generator | None], list[Any]]  # a table's genera
 N_TEAMS = 2
 SEED_RANGE = 2**63  # bot seeds and game streams are drawn from 0 .. SEED_RANGE-1
 KEY_WORDS = 2  # a table's seed, as the words of its SeedSequence state
-STATE_ARRAYS = ("key", "episodes", "seeded", "team", "pending", "over", "deal_seen")  # of get_state()
+STATE_ARRAYS = ("key", "episodes", "team", "pending")  # of get_state(), beside the game
 MAX_PENDING = 10**6  # a table's reward gathered between two learner steps is far below this
 
 
@@ -108,21 +107,6 @@ def check_team(team: Any) -> int | None:
     if not (team is None or is_int and team in (0, 1)):
         raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
     return None if team is None else int(team)  # a numpy integer counts as an int
-
-
-def checked_options(rules: Rules, options: Any) -> dict[str, Any]:
-    """The reset options (one dict, the AEC env's keys), checked: a ValueError saying what is
-    allowed for anything else."""
-    if options is not None and not isinstance(options, Mapping):
-        raise ValueError(
-            f"options must be None or a dict with keys {list(RESET_OPTIONS)}, got {type(options).__name__}"
-        )
-    options = dict(options or {})
-    unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
-    if unknown:
-        raise ValueError(f"unknown reset option(s) {unknown}; options: {list(RESET_OPTIONS)}")
-    check_start(rules, options.get("decks"), options.get("dealer"), options.get("scores"))
-    return options
 
 
 def _table_draws(source: Any, seats: int, what: str, n: int, make_bot: Callable[[str], Bot] | None) -> list[BotsDraw]:
@@ -225,11 +209,8 @@ class AllFoursVectorEnv(VectorEnv):
         self.team = np.zeros(n, dtype=np.int64)
         self.key = np.zeros((n, KEY_WORDS), dtype=np.uint64)  # each table's seed, as a SeedSequence's words
         self.episodes = np.zeros(n, dtype=np.int64)  # episodes each table has started since it was seeded
-        self.seeded = np.zeros(n, dtype=bool)
         self.arena = Arena(self.game, on_step=self._bots_moved, compiled=True)
         self.pending = np.zeros(n)  # reward gathered since the learner's last step at each table
-        self.over = np.ones(n, dtype=bool)  # episode over: the next step resets the table
-        self.deal_seen = np.zeros(n, dtype=np.int64)  # the deal of each table's latest learner decision
         self._masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
         self.started = False
 
@@ -256,16 +237,16 @@ class AllFoursVectorEnv(VectorEnv):
             seeds = [None if s is None else check_seed(s) for s in seed]
         else:
             raise ValueError(f"seed must be None, an int, or a list of {n} ints or Nones (one per table), got {seed!r}")
-        options = checked_options(self.rules, options)
+        check_options(self.rules, options)
+        options = dict(options or {})
         for t, table_seed in enumerate(seeds):
-            if table_seed is not None or not self.seeded[t]:
+            if table_seed is not None or not self.started:
                 self.key[t] = np.random.SeedSequence(table_seed).generate_state(KEY_WORDS, np.uint64)
-                self.episodes[t], self.seeded[t] = 0, True
+                self.episodes[t] = 0
         everywhere = np.ones(n, dtype=bool)
         self.pending[:] = 0.0
         self._begin(everywhere, options)
         self.arena.run()
-        self.over = self.game.is_over  # a given score may end a match at its first kick
         self.started = True
         return self._observe(), self._mask_info({})
 
@@ -279,10 +260,11 @@ class AllFoursVectorEnv(VectorEnv):
                 f"got {actions.dtype} {actions.shape}"
             )
         game = self.game
-        resetting = self.over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
+        over, deals = game.is_over, game.deal_number  # (a given score may end a match at its first kick)
+        resetting = over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         playing = ~resetting
         points = game.step(actions.astype(np.int64), tables=playing)  # an illegal action raises, changing nothing
-        self._pay(points, playing & ~self.over)  # (a table over since its reset was paid then)
+        self._pay(points, playing & ~over)  # (a table over since its reset was paid then)
         if resetting.any():
             self.pending[resetting] = 0.0
             self._begin(resetting, {})
@@ -302,10 +284,7 @@ class AllFoursVectorEnv(VectorEnv):
             self._begin(ended, {})
             self.arena.run()
             observations = self._observe()
-        self.over = game.is_over
-        deals = game.deal_number
-        info[NEW_DEAL_KEY], info[f"_{NEW_DEAL_KEY}"] = (deals != self.deal_seen) & playing, playing
-        self.deal_seen = deals
+        info[NEW_DEAL_KEY], info[f"_{NEW_DEAL_KEY}"] = (game.deal_number != deals) & playing, playing
         return observations, reward, ended, np.zeros(self.num_envs, dtype=bool), self._mask_info(info)
 
     def action_masks(self) -> np.ndarray:
@@ -321,11 +300,11 @@ class AllFoursVectorEnv(VectorEnv):
     def get_state(self) -> dict[str, Any]:
         """Everything that decides what happens next, as plain data (arrays, lists, numbers,
         strings), for checkpoints: the game, each table's seed, episodes, team, pending reward and
-        deal, and each seat's bot (None: the learner's; the earlier seat of a bot that plays two;
-        else [the key its source gives it (None: a bot the env made), the bot's ``get_state()``])."""
+        deal, and the bots each table drew (opponents, then partner): [the key its source gives it
+        (None: a bot the env made), its ``get_state()``], or the index of an earlier one it also is."""
         state: dict[str, Any] = {name: getattr(self, name).copy() for name in STATE_ARRAYS}
         state.update(game=self.game.get_state(), started=self.started)
-        state["seats"] = [self._seat_states(t) for t in range(self.num_envs)]
+        state["bots"] = [self._drawn_state(t) for t in range(self.num_envs)]
         return state
 
     def set_state(self, state: dict[str, Any]) -> Any:
@@ -333,24 +312,36 @@ class AllFoursVectorEnv(VectorEnv):
         last step returned. Every part is checked first (the game by ``VectorGame.set_state``,
         each array's shape and range, each seat's bot against its source); a ValueError (or
         TypeError) names what does not fit, and nothing changes then."""
-        expected = {*STATE_ARRAYS, "game", "started", "seats"}
+        expected = {*STATE_ARRAYS, "game", "started", "bots"}
         if not isinstance(state, dict) or set(state) != expected:
             raise ValueError(f"state must be a dict with the keys {sorted(expected)}, as get_state() returns it")
         arrays = {name: _like(name, state[name], getattr(self, name)) for name in STATE_ARRAYS}
         _check_tables(arrays, self.fixed_team)
         if not isinstance(state["started"], bool):
             raise TypeError(f"state['started'] must be True or False, got {state['started']!r}")
-        seats = self._checked_seats(state["seats"], arrays["team"], state["started"])
+        if not isinstance(state["bots"], list) or len(state["bots"]) != self.num_envs:
+            raise ValueError(f"state['bots'] must be a list of {self.num_envs} tables' bots")
+        team = arrays["team"]
+        drawn = [self._restored(t, items, state["started"]) for t, items in enumerate(state["bots"])]
+        seats = [self._seat_bots(team[t], bots[:N_TEAMS], bots[N_TEAMS:]) if bots else [None] * N_SEATS
+                 for t, bots in enumerate(drawn)]  # fmt: skip
         previous = self.game.get_state()
         self.game.set_state(state["game"])  # checked: raises before changing anything
         game = self.game
-        current, over = game.current, arrays["over"]
+        current = game.current
         if state["started"] and not (
-            np.array_equal(over, game.is_over) and np.array_equal(arrays["deal_seen"], game.deal_number)
-            and all(seats[t][current[t]] is None for t in np.flatnonzero(~over))
+            all(seats[t][current[t]] is None for t in np.flatnonzero(~game.is_over))
         ):  # fmt: skip
             self.game.set_state(previous)
-            raise ValueError("every table in play must wait for a learner seat, in the deal and state it has seen")
+            raise ValueError("every table in play must wait for a learner seat")
+        try:
+            for bots, items in zip(drawn, state["bots"], strict=True):
+                for bot, item in zip(bots, items, strict=True):
+                    if isinstance(item, list) and item[1] is not None:
+                        bot.set_state(item[1])
+        except (ValueError, TypeError, KeyError):
+            self.game.set_state(previous)
+            raise
         for name, value in arrays.items():
             setattr(self, name, value)
         self.started = state["started"]
@@ -359,65 +350,52 @@ class AllFoursVectorEnv(VectorEnv):
         self.arena.forget_unseated()
         return self._observe()
 
-    def _seat_states(self, t: int) -> list[Any]:
-        """Table ``t``'s seats as :meth:`get_state` holds them."""
+    def _sources(self) -> list[Any]:
+        """Where each bot a table draws comes from: the two opponents (lower seat first), the partner."""
+        pair = isinstance(self.opponents, Sequence) and not isinstance(self.opponents, str)
+        return [*(self.opponents if pair else [self.opponents] * 2), *([] if self.partner is None else [self.partner])]
+
+    def _drawn_state(self, t: int) -> list[Any]:
+        """Table ``t``'s drawn bots as :meth:`get_state` holds them."""
+        if not self.started:
+            return []
         team, seated = self.team[t], self.arena.bots[t]
+        drawn = [seated[1 - team], seated[3 - team]] + ([] if self.partner is None else [seated[team + 2]])
         out: list[Any] = []
-        for seat, bot in enumerate(seated):
-            first = next(i for i, other in enumerate(seated) if other is bot)
-            if bot is None or first < seat:  # the learner's seat, or a bot that plays an earlier seat too
-                out.append(None if bot is None else first)
+        for i, (bot, source) in enumerate(zip(drawn, self._sources(), strict=True)):
+            first = next(j for j, other in enumerate(drawn) if other is bot)
+            if first < i:  # one bot in two seats
+                out.append(first)
                 continue
-            source = self._source(seat, team)
             if not (hasattr(source, "key") or isinstance(source, str) or callable(getattr(source, "act", None))):
                 raise TypeError("get_state needs bots by name or instance, or a source that names its bots: key(bot)")
             key = source.key(bot) if hasattr(source, "key") else None
             out.append([key, bot.get_state() if hasattr(bot, "get_state") else None])
         return out
 
-    def _checked_seats(self, seats: Any, team: np.ndarray, started: bool) -> list[list[Bot | None]]:
-        """The bots of :meth:`get_state`'s ``seats``, each made (or found) and given its state."""
-        if not isinstance(seats, list) or len(seats) != self.num_envs:
-            raise ValueError(f"state['seats'] must be a list of {self.num_envs} tables' seats")
-        bots: list[list[Bot | None]] = []
-        for t, table in enumerate(seats):
-            if not isinstance(table, list) or len(table) != N_SEATS:
-                raise ValueError(f"state['seats'][{t}] must be a list of {N_SEATS} seats")
-            row: list[Bot | None] = []
-            for seat, item in enumerate(table):
-                own = seat % 2 == team[t]
-                learner = not started or own and (self.partner is None or seat == team[t])
-                if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < seat and row[item] is not None:
-                    row.append(row[item])
-                    continue
-                if (item is None) != learner:
-                    raise ValueError(f"seat {seat} of table {t} must be {'the learner' if learner else 'a bot'}'s")
-                if item is None:
-                    row.append(None)
-                    continue
-                if not isinstance(item, list) or len(item) != 2:
-                    raise ValueError(f"seat {seat} of table {t} must be [key, bot state] or an earlier seat of its bot")
-                source = self._source(seat, team[t])
-                if hasattr(source, "bot"):
-                    bot = source.bot(item[0])  # the source checks its keys
-                elif item[0] is None and (isinstance(source, str) or callable(getattr(source, "act", None))):
-                    bot = (self._draw_partner if own else self._draw_opponents)[t](None)[0 if own else seat // 2]
-                else:
-                    raise ValueError(f"seat {seat} of table {t}: its source cannot play key {item[0]!r}")
-                if item[1] is not None:
-                    if not hasattr(bot, "set_state"):
-                        raise ValueError(f"seat {seat} of table {t}: its bot keeps no state, got one")
-                    bot.set_state(item[1])
-                row.append(bot)
-            bots.append(row)
-        return bots
-
-    def _source(self, seat: int, team: int) -> Any:
-        """Where the bot of ``seat`` comes from when the learner plays ``team``."""
-        if seat % 2 == team:
-            return self.partner
-        pair = isinstance(self.opponents, Sequence) and not isinstance(self.opponents, str)
-        return self.opponents[seat // 2] if pair else self.opponents
+    def _restored(self, t: int, items: Any, started: bool) -> list[Bot]:
+        """The bots table ``t`` drew, from :meth:`_drawn_state`'s ``items`` (their states not yet set)."""
+        sources = self._sources() if started else []
+        if not isinstance(items, list) or len(items) != len(sources):
+            raise ValueError(f"state['bots'][{t}] must list the {len(sources)} bots the table drew")
+        own = self._draw_opponents[t], self._draw_partner[t]
+        drawn: list[Bot] = []
+        for i, (item, source) in enumerate(zip(items, sources, strict=True)):
+            if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < i:
+                drawn.append(drawn[item])
+                continue
+            if not isinstance(item, list) or len(item) != 2:
+                raise ValueError(f"bot {i} of table {t} must be [key, bot state] or the index of an earlier one")
+            if hasattr(source, "bot"):
+                bot = source.bot(item[0])  # the source checks its keys
+            elif item[0] is None and (isinstance(source, str) or callable(getattr(source, "act", None))):
+                bot = (own[0](None) + own[1](None))[i]  # a name's or an instance's bots: no draw
+            else:
+                raise ValueError(f"bot {i} of table {t}: its source cannot play key {item[0]!r}")
+            if item[1] is not None and not hasattr(bot, "set_state"):
+                raise ValueError(f"bot {i} of table {t} keeps no state, got one")
+            drawn.append(bot)
+        return drawn
 
     # ---------------------------------------------------------------- the pieces
 
@@ -440,7 +418,6 @@ class AllFoursVectorEnv(VectorEnv):
             self.arena.seat(t, self._seat_bots(team, opponents, partners))
         self.arena.forget_unseated()
         self._pay(self.game.restart(tables, [options] * self.num_envs, streams), tables)
-        self.deal_seen[tables] = self.game.deal_number[tables]
 
     def _bots_moved(self, moved: np.ndarray, points: np.ndarray) -> None:
         """The arena's hook after each step of the bots: pay the learner."""
@@ -494,8 +471,6 @@ def _check_tables(arrays: dict[str, np.ndarray], fixed_team: int | None) -> None
         raise ValueError(f"state['team'] must hold {'0 or 1' if fixed_team is None else fixed_team} at every table")
     if not (np.isfinite(pending).all() and (np.abs(pending) <= MAX_PENDING).all()):
         raise ValueError(f"state['pending'] must be finite, within +-{MAX_PENDING:,}")
-    if (arrays["deal_seen"] < 0).any():
-        raise ValueError("state['deal_seen'] must not be negative")
     if (arrays["episodes"] < 0).any():
         raise ValueError("state['episodes'] must not be negative")
 

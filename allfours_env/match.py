@@ -1,9 +1,9 @@
 """The match loop: ask the seat's bot, step the engine, report what happened.
 
 Every place that lets bots play one match drives the engine through :class:`Match`: terminal
-play and watching (:mod:`agents.apps.play`), the web page, the single-agent env
-(:mod:`allfours_env.single`), :func:`eval.play_board`, the notebooks and the tests (many matches
-at once go through :mod:`allfours_env.arena`, which gives bots the same observations). At each
+play and watching (:mod:`agents.apps.play`), the web page, :func:`eval.play_board`, the
+notebooks and the tests (many matches at once, and the Gymnasium envs, go through
+:mod:`allfours_env.arena`, which gives bots the same observations). At each
 decision the seat to act gets exactly what the env's ``observe`` returns,
 ``{"observation": ..., "action_mask": ...}``, and nothing else.
 

@@ -3,8 +3,7 @@
 Rules on cards are written once, as Python on ints, and compiled unchanged wherever a kernel
 needs them (the batched policy features, and any vector kernel): importing this module lets
 ``@njit`` code call :func:`~allfours_env.cards.beats`, :func:`~allfours_env.cards.next_seat`,
-:func:`~allfours_env.cards.team_of` and the first dealer's draw
-(:func:`~allfours_env.actions.dealer_draw`), and the int methods numba lacks, ``bit_length`` and
+:func:`~allfours_env.cards.team_of`, and the int methods numba lacks, ``bit_length`` and
 ``bit_count`` (for the non-negative bit sets the cards use, as LLVM's count-leading-zeros and
 population count; both give an int64, signed or unsigned input alike). Plain Python callers
 never import numba through the engine: only compiled code needs this module.
@@ -24,10 +23,9 @@ from numba.core.dispatcher import Dispatcher
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic, overload_method, register_jitable
 
-from .actions import dealer_draw
 from .cards import beats, next_seat, team_of
 
-for _rule in (beats, dealer_draw, next_seat, team_of):
+for _rule in (beats, next_seat, team_of):
     register_jitable(_rule)
 
 

@@ -85,7 +85,7 @@ class SingleAgentEnv(gym.Env):
         seed = check_seed(seed)
         observations, _ = self.table.reset(seed=seed, options=options)
         super().reset(seed=seed)  # Gymnasium's np_random, unused: the table's seed decides everything
-        self._over = bool(self.table.over[0])  # a given score may end the match at the first kick
+        self._over = bool(self.table.game.is_over[0])  # a given score may end the match at the first kick
         return observations[0], {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:

@@ -41,11 +41,12 @@ from .actions import (
     EVENT_KINDS,
     N_ACTIONS,
     PHASE_NAMES,
+    RESET_OPTIONS,
     Event,
     action_text,
     check_deck,
+    check_options,
     check_seed,
-    check_start,
     first_dealer,
 )
 from .cards import N_CARDS, N_SEATS
@@ -74,7 +75,6 @@ class KernelArrays(NamedTuple):
     rules_block: np.ndarray
 
 
-RESET_OPTIONS = ("decks", "dealer", "scores")
 MAX_TABLES = 2**22  # about 4M tables: a few GB of state, where a mistyped count would ask for terabytes
 OTHER_HANDS_SIZE = (N_SEATS - 1) * N_CARDS  # the other seats' hands, as a critic reads them (other_hands)
 _GAME_TIE = {"none": k.TIE_NONE, "non_dealer": k.TIE_NON_DEALER, "dealer": k.TIE_DEALER}
@@ -198,7 +198,8 @@ class VectorGame:
         scores = np.zeros((n, 2), dtype=np.int64)
         if options is not None:
             for t in np.flatnonzero(tables):
-                decks[t], dealers[t], scores[t] = self._check_options(int(t), options[t])
+                decks[t], dealer, scores[t] = check_options(self.rules, options[t], f"options[{int(t)}]")
+                dealers[t] = -1 if dealer is None else dealer
         return decks, dealers, scores
 
     def _start(
@@ -239,21 +240,6 @@ class VectorGame:
             self._rng, tables, self._params, self._kick_points, self._points, self._ev, self._n_ev,
         )
         return self._points.copy()
-
-    def _check_options(self, table: int, options: dict | None) -> tuple[list[list[int]], int, tuple[int, int]]:
-        if options is None:
-            options = {}
-        if not isinstance(options, dict):
-            raise ValueError(f"options[{table}] must be a dict with keys {RESET_OPTIONS} or None, got {options!r}")
-        unknown = sorted(set(options) - set(RESET_OPTIONS), key=repr)  # keys of any type, not only str
-        if unknown:
-            raise ValueError(f"options[{table}] has unknown key(s) {unknown}; allowed: {list(RESET_OPTIONS)}")
-        dealer = options.get("dealer")
-        try:
-            decks, scores = check_start(self.rules, options.get("decks"), dealer, options.get("scores"))
-        except ValueError as err:
-            raise ValueError(f"options[{table}]: {err}") from None
-        return decks, -1 if dealer is None else int(dealer), scores
 
     def give_deck(self, table: int, deck: Sequence[int]) -> None:
         """Queue ``deck`` (a permutation of 0..51) for ``table``'s next deal that has none given:

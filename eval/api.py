@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.shared.checks import count
 from agents.shared.processes import caught_stop
 from allfours_env.engine import EPISODES
 from allfours_env.rules import DEFAULT_RULES, Rules
@@ -45,12 +46,6 @@ def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
 def max_workers() -> int:
     """The most worker processes an evaluation starts on this machine."""
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
-
-
-def _check_count(name: str, value: Any, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not minimum <= value <= maximum:
-        raise ValueError(f"{name} must be an integer in {minimum:,}..{maximum:,}, got {value!r}")
-    return int(value)
 
 
 def _check_size(n_bots: int, boards: int, bootstrap: int) -> None:
@@ -99,10 +94,10 @@ def plan_round_robin(
     """
     if len(bots) < 2:
         raise ValueError(f"need at least 2 bots to compare, got {len(bots)}")
-    boards = _check_count("boards", boards, 1, MAX_BOARD_PAIRS)
-    first_board = _check_count("first_board", first_board, 0, MAX_FIRST_BOARD)
-    workers = _check_count("workers", (os.cpu_count() or 1) if workers is None else workers, 1, max_workers())
-    bootstrap = _check_count("bootstrap", bootstrap, 1, MAX_BOOTSTRAP)
+    boards = count("boards", boards, 1, MAX_BOARD_PAIRS)
+    first_board = count("first_board", first_board, 0, MAX_FIRST_BOARD)
+    workers = count("workers", (os.cpu_count() or 1) if workers is None else workers, 1, max_workers())
+    bootstrap = count("bootstrap", bootstrap, 1, MAX_BOOTSTRAP)
     _check_size(len(bots), boards, bootstrap)
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from agents import Bot
-from allfours_env.arena import Arena
 from allfours_env.actions import EVENT_KINDS
+from allfours_env.arena import Arena
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame

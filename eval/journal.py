@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from agents.shared.atomic_file import write_text
+from agents.shared.checks import brief
 
 from .api import Plan, identity
-from .play import BoardRecord, _show
+from .play import BoardRecord
 
 JOURNAL_NAME = ".eval-journal.jsonl"
 # A line holds one task's records (at most runner.MAX_TASK_BOARDS, under 1 KB each): a longer one
@@ -105,9 +106,9 @@ class Journal:
             raise self._refused(f'line {number} is not an object with the keys "pair" and "records"')
         pair, records = entry["pair"], entry["records"]
         if isinstance(pair, bool) or not isinstance(pair, int) or not 0 <= pair < self.n_pairs:
-            raise self._refused(f"line {number}: pair must be a pair index 0..{self.n_pairs - 1}, got {_show(pair)}")
+            raise self._refused(f"line {number}: pair must be a pair index 0..{self.n_pairs - 1}, got {brief(pair)}")
         if not isinstance(records, list) or not records:
-            raise self._refused(f"line {number}: records must be a non-empty list, got {_show(records)}")
+            raise self._refused(f"line {number}: records must be a non-empty list, got {brief(records)}")
         checked = []
         for data in records:
             try:
@@ -186,4 +187,4 @@ def _describe(line: bytes) -> str:
     head = _decode(line)
     if not isinstance(head, dict):
         return "unreadable"
-    return f"bots {_show(head.get('bots'))}, {_show(head.get('boards'))} boards from {_show(head.get('first_board'))}"
+    return f"bots {brief(head.get('bots'))}, {brief(head.get('boards'))} boards from {brief(head.get('first_board'))}"

@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from allfours_env.match import Match
 from agents.apps.match_log import Recorder, write
 from allfours_env.cards import N_SEATS
+from allfours_env.match import Match
 
 from .api import Plan
 from .boards import MATCHES_PER_BOARD, make_board

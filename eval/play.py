@@ -10,15 +10,15 @@ analyses that need more than the record.
 from __future__ import annotations
 
 import dataclasses
-import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents import Bot
-from allfours_env.match import DecisionHook, EventHook, Match
+from agents.shared.checks import brief, count, keys, number
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import AWARD_KINDS, BEGGED, GAVE_ONE, RAN, STOOD, Game
+from allfours_env.match import DecisionHook, EventHook, Match
 from allfours_env.rules import DEFAULT_RULES, Rules
 
 from .boards import MATCHES_PER_BOARD, Board, make_board
@@ -68,15 +68,15 @@ class MatchRecord:
         naming the first field out of shape or range, or disagreeing with the others."""
         data = _fields(data, cls, "a match")
         if data["a_team"] != a_team or isinstance(data["a_team"], bool):
-            raise ValueError(f"a_team must be {a_team} (the match's place on its board), got {_show(data['a_team'])}")
+            raise ValueError(f"a_team must be {a_team} (the match's place on its board), got {brief(data['a_team'])}")
         points = _counts(data["points"], N_SIDES, "points")
         awards = _side_counts(data, "awards", len(AWARD_KINDS))
         for side in range(N_SIDES):
             if sum(awards[side]) != points[side]:
                 raise ValueError(f"awards[{side}] add up to {sum(awards[side])}, not to points[{side}] {points[side]}")
-        if _number(data["a_score"], "a_score") != outcome(points):
+        if number("a_score", data["a_score"], 0.0, 1.0) != outcome(points):
             raise ValueError(f"a_score must be {outcome(points)} for points {list(points)}, got {data['a_score']}")
-        if _count(data["deals"], "deals") < 1:
+        if count("deals", data["deals"], 0, MAX_COUNT) < 1:
             raise ValueError("deals must be at least 1, got 0")
         think = "think_seconds"
         return cls(
@@ -86,7 +86,7 @@ class MatchRecord:
             deals=data["deals"],
             awards=awards,
             decisions=_side_counts(data, "decisions", len(DECISION_KINDS)),
-            think_seconds=tuple(_number(t, "think_seconds", MAX_SECONDS) for t in _pair(data[think], think)),
+            think_seconds=tuple(number(think, t, 0.0, MAX_SECONDS) for t in _pair(data[think], think)),
             moves=_counts(data["moves"], N_SIDES, "moves"),
         )
 
@@ -108,10 +108,10 @@ class BoardRecord:
         type and range, and each match against itself (its awards add up to its points, its
         score follows from them). A ValueError naming the board and what is wrong if it is not one."""
         data = _fields(data, cls, "a board record")
-        board = _count(data["board"], "board")
+        board = count("board", data["board"], 0, MAX_COUNT)
         matches = data["matches"]
         if not isinstance(matches, list) or len(matches) != MATCHES_PER_BOARD:
-            raise ValueError(f"board {board}: matches must be a list of {MATCHES_PER_BOARD}, got {_show(matches)}")
+            raise ValueError(f"board {board}: matches must be a list of {MATCHES_PER_BOARD}, got {brief(matches)}")
         checked = []
         for a_team, match in enumerate(matches):
             try:
@@ -201,47 +201,22 @@ def play_board(
     return BoardRecord(board.board, tuple(matches))
 
 
-_SHORT = reprlib.Repr()
-_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 2, 40, 40, 40
-
-
-def _show(value: Any) -> str:
-    """``value`` for a message, cut short (a hostile file may hold megabytes, or deep nesting)."""
-    return _SHORT.repr(value)
-
-
 def _fields(data: Any, kind: type, what: str) -> dict[str, Any]:
     """``data`` as the dict of exactly the fields of the dataclass ``kind``."""
-    names = [f.name for f in dataclasses.fields(kind)]
-    if not isinstance(data, dict) or sorted(data) != sorted(names):
-        keys = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"{what} must be an object with the keys {names}, got {_show(keys)}")
-    return data
-
-
-def _count(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"{what} must be an integer in 0..{MAX_COUNT:,}, got {_show(value)}")
-    return value
-
-
-def _number(value: Any, what: str, limit: float = 1.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= limit:
-        raise ValueError(f"{what} must be a number in 0..{limit:g}, got {_show(value)}")
-    return float(value)
+    return keys(what, data, [f.name for f in dataclasses.fields(kind)])
 
 
 def _pair(value: Any, what: str) -> list:
     """``value`` as a list of one item per side."""
     if not isinstance(value, list) or len(value) != N_SIDES:
-        raise ValueError(f"{what} must be a list of {N_SIDES} (one per side), got {_show(value)}")
+        raise ValueError(f"{what} must be a list of {N_SIDES} (one per side), got {brief(value)}")
     return value
 
 
 def _counts(value: Any, length: int, what: str) -> tuple[int, ...]:
     if not isinstance(value, list) or len(value) != length:
-        raise ValueError(f"{what} must be a list of {length} integers, got {_show(value)}")
-    return tuple(_count(v, f"{what}[{i}]") for i, v in enumerate(value))
+        raise ValueError(f"{what} must be a list of {length} integers, got {brief(value)}")
+    return tuple(count(f"{what}[{i}]", v, 0, MAX_COUNT) for i, v in enumerate(value))
 
 
 def _side_counts(data: dict[str, Any], key: str, length: int) -> tuple[tuple[int, ...], ...]:

@@ -280,7 +280,7 @@ def test_5_vector_reset_options_must_be_one_dict_or_none_per_table(options):
 def test_5_vector_reset_option_keys_of_any_type_are_named():
     vg = played_vector_game(2)
     before = vg.get_state()
-    with pytest.raises(ValueError, match=r"options\[1\] has unknown key\(s\) .*; allowed: " + OPTIONS_KEYS):
+    with pytest.raises(ValueError, match=r"options\[1\] has unknown reset option\(s\) .*; allowed: " + OPTIONS_KEYS):
         vg.reset(seed=1, options=[None, {1: 0, "dealr": 2}])
     assert_same_state(before, vg.get_state())
 

@@ -181,11 +181,11 @@ def test_library_errors():
     with pytest.raises(ValueError, match="boards"):
         ev.evaluate("random", "random", boards=0)
     started = time.monotonic()
-    with pytest.raises(ValueError, match=r"boards must be an integer in 1..1,000,000, got 1000000000000"):
+    with pytest.raises(ValueError, match=r"boards must be in 1 .. 1,000,000, got int 1000000000000"):
         ev.evaluate("random", "random", boards=10**12)
-    with pytest.raises(ValueError, match=f"workers must be an integer in 1..{4 * (os.cpu_count() or 1):,}, got 1000000"):
+    with pytest.raises(ValueError, match=f"workers must be in 1 .. {4 * (os.cpu_count() or 1):,}, got int 1000000"):
         ev.evaluate("random", "random", boards=1, workers=10**6)
-    with pytest.raises(ValueError, match="first_board must be an integer in 0..4,611,686,018,427,387,904"):
+    with pytest.raises(ValueError, match="first_board must be in 0 .. 4,611,686,018,427,387,904"):
         ev.evaluate("random", "random", boards=1, first_board=2**70)
     with pytest.raises(ValueError, match="worlds must be an integer 1..4,096"):
         ev.evaluate("random", "search:worlds=100000000,ms=0", boards=1)

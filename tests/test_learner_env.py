@@ -203,9 +203,9 @@ def test_a_state_that_does_not_fit_is_refused_and_changes_nothing():
     env.reset()
     before = env.get_state()
     for change, message in (
-        (lambda s: s["tables"].update(deal_seen=s["tables"]["deal_seen"] + 1), "in the deal and state it has seen"),
+        (lambda s: s["tables"]["team"].__setitem__(0, 1 - s["tables"]["team"][0]), "must wait for a learner seat"),
         (lambda s: s["tables"].update(team=s["tables"]["team"] + 2), "must hold 0 or 1"),
-        (lambda s: s["tables"]["seats"][0].reverse(), "seat 0 of table 0 must be"),
+        (lambda s: s["tables"]["bots"][0].append(None), "must list the 2 bots the table drew"),
         (lambda s: s["tables"].update(pending=np.full_like(s["tables"]["pending"], np.inf)), "must be finite"),
     ):
         state = env.get_state()
@@ -219,8 +219,8 @@ def test_a_state_that_does_not_fit_is_refused_and_changes_nothing():
     after = env.get_state()
     assert all(np.array_equal(before["tables"]["game"][k], after["tables"]["game"][k]) for k in before["tables"]["game"])
     assert after["league"]["snapshots"][1]["w0"].shape[1] == 32
-    assert before["tables"]["seats"] == after["tables"]["seats"]
-    assert np.array_equal(before["tables"]["deal_seen"], after["tables"]["deal_seen"])
+    assert before["tables"]["bots"] == after["tables"]["bots"]
+    assert np.array_equal(before["tables"]["pending"], after["tables"]["pending"])
 
 
 def test_the_batched_expert_acts_as_expert_bots_table_by_table():

@@ -273,11 +273,11 @@ def test_actions_of_the_wrong_shape_or_type_are_refused(actions):
     [
         ([{}] * 3, "list of 4 dicts"),
         ({"dealer": 0}, "list of 4 dicts"),
-        ([{}, {}, {"dealr": 1}, {}], r"options\[2\] has unknown key"),
+        ([{}, {}, {"dealr": 1}, {}], r"options\[2\] has unknown reset option"),
         ([{}, {"decks": [list(range(51))]}, {}, {}], r"options\[1\]: decks\[0\] has 51 cards"),
         ([{}, {}, {}, {"dealer": 4}], r"options\[3\]: dealer must be a seat 0\.\.3"),
         ([{"scores": [14, 0]}, {}, {}, {}], r"options\[0\]: scores must be in 0\.\.13"),
-        ([5, {}, {}, {}], r"options\[0\] must be a dict"),
+        ([5, {}, {}, {}], r"options\[0\] must be None or a dict"),
     ],
 )
 def test_bad_options_are_refused_and_change_nothing(options, message):

@@ -48,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     import argparse
-    import dataclasses
 
     backend = argparse.ArgumentParser(add_help=False)
     backend.add_argument("--backend", choices=BACKENDS, default="sb3")
@@ -61,9 +60,9 @@ def _main(argv: list[str]) -> int:
     from agents.shared.processes import USAGE_EXIT
     from eval.run_lock import RunInUseError
 
-    from .checkpoints import ResumeError, WriteFailed, candidates, saved_config_file
-    from .cli import add_run_arguments, rule_options
-    from .config import DEFAULT_CONFIG, ConfigError, check_memory, config_name, load_config, run_folder
+    from .checkpoints import ResumeError, WriteFailed
+    from .cli import add_run_arguments, config_from_args
+    from .config import DEFAULT_CONFIG, ConfigError, TrainConfig, check_memory, config_name
     from .progress import Progress
     from .run_folder import hold_run
 
@@ -75,24 +74,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
     add_run_arguments(parser, DEFAULT_CONFIG, "environment steps to train for")
     args = parser.parse_args(argv)
-    rules = rule_options(parser, args)
     try:
-        config_file = args.config or DEFAULT_CONFIG
-        if args.resume and args.config is None:
-            run_dir = run_folder(args.run_name, args.output_dir)
-            config_file = saved_config_file(run_dir)
-            if config_file is None and candidates(run_dir):
-                raise ResumeError(
-                    f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
-                    "config the run was started with"
-                )
-            if config_file is None:
-                raise ResumeError(f"nothing to resume: no run in {run_dir}")
-        config = load_config(
-            config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name, output_dir=args.output_dir
-        )
-        if rules:
-            config = dataclasses.replace(config, rules={**config.rules, **rules})
+        config, config_file = config_from_args(parser, args, TrainConfig)
         check_memory(config)
         progress = Progress(not args.quiet)
         try:

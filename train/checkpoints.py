@@ -35,10 +35,10 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.shared.atomic_file import write_text
+from agents.shared.checks import brief, keys, number
 from agents.shared.processes import WRITE_FAILED_EXIT
 
 from .config import RUN_CONFIG_FILE
-from .state_checks import brief, keys, number
 from .state_file import JSON_FILE, StateFileError, read_state, regular_file, write_state
 
 KEEP = 2  # checkpoints kept on disk; older ones are removed after a new one is in place

@@ -4,6 +4,7 @@ the exit codes of the training commands (``python -m train``, ``train.labels``, 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,30 @@ def rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> d
         return parse_rule_options(args.rule)
     except ValueError as err:
         parser.error(str(err))
+
+
+def config_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace, cls: type) -> tuple[Any, Path]:
+    """The run's config (of class ``cls``, either backend's) and its file, from
+    :func:`add_run_arguments`' flags: ``--config`` or, resuming without it, the run's own saved
+    config, with ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir`` and the ``--rule``
+    variants over it. ConfigError or ResumeError say what is wrong."""
+    from .checkpoints import ResumeError, candidates, saved_config_file  # (not for the commands that only write)
+    from .config import read_config, run_folder
+
+    rules = rule_options(parser, args)
+    config_file = args.config or cls.DEFAULTS_FILE
+    if args.resume and args.config is None:
+        run_dir = run_folder(args.run_name, args.output_dir, cls)
+        config_file = saved_config_file(run_dir)
+        if config_file is None and candidates(run_dir):
+            raise ResumeError(
+                f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
+                "config the run was started with"
+            )
+        if config_file is None:
+            raise ResumeError(f"nothing to resume: no run in {run_dir}")
+    overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
+    config = read_config(cls, config_file, **overrides)
+    if rules:
+        config = dataclasses.replace(config, rules={**config.rules, **rules})
+    return config, config_file

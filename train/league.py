@@ -24,9 +24,10 @@ import numpy as np
 
 import agents
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
+from agents.shared.checks import count, keys
 
 from .config import SELF, SNAPSHOT
-from .state_checks import count, generator_state, keys, weights_like
+from .state_checks import generator_state, weights_like
 
 STATE_KEYS = ("current", "snapshots", "taken", "rng")  # of get_state()
 MAX_TAKEN = 2**62  # snapshots taken in a run (at most one per update)

@@ -26,6 +26,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, Vec
 
 import agents
 from agents.policy import Weights
+from agents.shared.checks import keys
 from allfours_env.gym_vector import NEW_DEAL_KEY, AllFoursVectorEnv
 from allfours_env.rewards import points_scale
 from allfours_env.rules import Rules
@@ -33,7 +34,6 @@ from allfours_env.vector import VectorGame
 
 from .config import HORIZONS, TrainConfig
 from .league import League
-from .state_checks import keys
 
 MASK_METHOD = "action_masks"
 STATE_PARTS = ("tables", "league")  # of get_state()

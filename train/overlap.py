@@ -37,8 +37,10 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
+from agents.shared.checks import count, in_range, keys, like
+
 from .pull import PullingPPO
-from .state_checks import MAX_RETURN, MAX_REWARD, count, in_range, keys, like
+from .state_checks import MAX_RETURN, MAX_REWARD
 
 PENDING_ARRAYS = (
     "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",

@@ -55,6 +55,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
 from agents.shared.atomic_file import atomic_path
+from agents.shared.checks import brief, count, in_range, keys, like, number
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, stop_name
 from eval import evaluate
 
@@ -82,17 +83,7 @@ from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
 from .progress import Progress, duration
 from .pull import Pull, PullingPPO
 from .run_folder import command, hold_run
-from .state_checks import (
-    brief,
-    count,
-    in_range,
-    keys,
-    like,
-    number,
-    numpy_global_state,
-    python_random_state,
-    torch_rng_state,
-)  # fmt: skip
+from .state_checks import numpy_global_state, python_random_state, torch_rng_state
 
 TB_NAME = "tensorboard"
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)

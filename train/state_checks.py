@@ -4,9 +4,7 @@ A checkpoint's state is data (:mod:`train.state_file`), but data a person may ha
 restore checks every value against the object it goes into and against the run before anything
 is set. These are the checks they share, each a ValueError naming the value and what is allowed:
 
-- :func:`like`: the kind of a reference value (an array: its shape and dtype);
-- :func:`count`, :func:`number`, :func:`in_range`: integers, finite numbers and arrays within bounds;
-- :func:`keys`: a dict with exactly the keys expected;
+- the checks of every reader (:mod:`agents.shared.checks`: kinds, ranges, keys);
 - :func:`weights_like`: a network's weights shaped as the learner's actor;
 - the random generators' states, in the exact form their setters take: numpy's PCG64
   (:func:`generator_state`), numpy's global MT19937 (:func:`numpy_global_state`), Python's
@@ -17,12 +15,12 @@ is set. These are the checks they share, each a ValueError naming the value and 
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
+from agents.shared.checks import brief, count, keys, like, number
 
 # The most a step's reward, a return or a value can be: a reward is a step's points over the target
 # score (about 3 at most) or 1 for a match, so these leave room; far larger ones overflow PPO's float32 losses.
@@ -31,65 +29,6 @@ MAX_RETURN = 1e6
 PCG64_BITS = 128
 MT_WORDS = 624  # the Mersenne Twister's state: 624 words of 32 bits and a position
 WORD = 2**32
-
-
-def like(name: str, value: Any, reference: Any) -> Any:
-    """``value``, if it has the kind of ``reference`` (an array: the same shape and dtype; a number:
-    a number of the same kind; else the same type); a ValueError naming ``name`` if not."""
-    if isinstance(reference, np.ndarray):
-        fits = isinstance(value, np.ndarray) and value.shape == reference.shape and value.dtype == reference.dtype
-        expected = f"an array of shape {reference.shape} and dtype {reference.dtype}"
-    elif isinstance(reference, (bool, np.bool_)):
-        fits, expected = isinstance(value, (bool, np.bool_)), "a bool"
-    elif isinstance(reference, (int, np.integer)):
-        fits = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-        expected = "an integer"
-    elif isinstance(reference, (float, np.floating)):
-        fits = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        expected = "a number"
-    else:
-        fits, expected = isinstance(value, type(reference)), f"a {type(reference).__name__}"
-    if not fits:
-        got = f"shape {value.shape} of {value.dtype}" if isinstance(value, np.ndarray) else brief(value)
-        raise ValueError(f"{name} must be {expected}, got {got}")
-    return value
-
-
-def count(name: str, value: Any, low: int, high: int) -> int:
-    """``value`` as an int, if it is an integer in ``low .. high``."""
-    like(name, value, 0)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in {low:,} .. {high:,}, got {brief(value)}")
-    return int(value)
-
-
-def number(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> float:
-    """``value`` as a float, if it is a finite number in ``[low, high]``."""
-    like(name, value, 0.0)
-    try:
-        as_float = float(value)
-    except OverflowError:  # an integer beyond any float
-        as_float = math.inf
-    if not (math.isfinite(as_float) and low <= as_float <= high):
-        raise ValueError(f"{name} must be a finite number in [{low:g}, {high:g}], got {brief(value)}")
-    return as_float
-
-
-def in_range(name: str, array: np.ndarray, low: float = -math.inf, high: float = math.inf) -> np.ndarray:
-    """``array``, if every value is finite and in ``[low, high]``."""
-    values = array.astype(np.float64) if array.dtype.kind in "biu" else array
-    if array.size and not (np.isfinite(values).all() and values.min() >= low and values.max() <= high):
-        raise ValueError(f"{name} must hold finite values in [{low:g}, {high:g}]")
-    return array
-
-
-def keys(name: str, value: Any, expected: Iterable[str]) -> dict:
-    """``value``, if it is a dict with exactly the keys ``expected``."""
-    expected = sorted(expected)
-    if not isinstance(value, dict) or sorted(map(str, value)) != expected or not all(isinstance(k, str) for k in value):
-        got = sorted(map(str, value)) if isinstance(value, dict) else brief(value)
-        raise ValueError(f"{name} must be a dict of {expected}, got {got}")
-    return value
 
 
 def weights_like(name: str, weights: Any, actor: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -158,14 +97,3 @@ def torch_rng_state(value: Any) -> np.ndarray:
     except RuntimeError as err:
         raise ValueError(f"torch_rng is not a state of torch's generator: {err}") from None
     return value
-
-
-def brief(value: Any) -> str:
-    """``value`` for a message: its type and a repr of at most 60 characters."""
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} of {value.dtype}"
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):  # an integer too long to print, or nesting too deep
-        text = "(too long to show)"
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"

@@ -10,16 +10,15 @@ Importable without Ray: a missing install is one line saying what to install.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
 from eval.run_lock import RunInUseError
 
-from ..checkpoints import ResumeError, WriteFailed, saved_config_file
-from ..cli import add_run_arguments, rule_options
-from ..config import ConfigError, run_folder
+from ..checkpoints import ResumeError, WriteFailed
+from ..cli import add_run_arguments, config_from_args
+from ..config import ConfigError
 from .cluster import ADDRESS_ENV, ClusterError
-from .config import RLLIB_CONFIG, RLlibConfig, load_rllib_config
+from .config import RLLIB_CONFIG, RLlibConfig
 
 INTERRUPTED_EXIT = 130
 PROG = "python -m train --backend rllib"
@@ -38,20 +37,8 @@ def main(argv: list[str]) -> int:
         import ray  # noqa: F401
     except ImportError:
         parser.exit(2, MISSING_RAY)
-    rules = rule_options(parser, args)
-    config_file = args.config or RLLIB_CONFIG
     try:
-        if args.resume and args.config is None:
-            run_dir = run_folder(args.run_name, args.output_dir, RLlibConfig)
-            config_file = saved_config_file(run_dir)
-            if config_file is None:
-                parser.exit(2, f"{PROG}: error: nothing to resume: no run in {run_dir}\n")
-        config = load_rllib_config(
-            config_file, total_steps=args.total_steps, seed=args.seed, run_name=args.run_name,
-            output_dir=args.output_dir,
-        )  # fmt: skip
-        if rules:
-            config = dataclasses.replace(config, rules={**config.rules, **rules})
+        config, _ = config_from_args(parser, args, RLlibConfig)
         from .run import train  # Ray and torch load only now, after the arguments are checked
 
         final = train(
