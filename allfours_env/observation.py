@@ -247,9 +247,13 @@ class View:
     gave_one: bool
     ran: bool
     scores: tuple[int, int]
-    target: int
     game_points: tuple[int, int]
     rules: Rules  # the play and scoring keys; first_dealer and deal_batch at their defaults
+
+    @property
+    def target(self) -> int:
+        """The score that wins the match (the rules' target_score)."""
+        return self.rules.target_score
 
     def __str__(self) -> str:
         """The view in words and card names (``repr`` shows the fields); seats relative to the observer."""
@@ -359,7 +363,6 @@ def decode(observation: np.ndarray | dict) -> View:
         gave_one=bool(decisions >> 2 & 1),
         ran=bool(decisions >> 3 & 1),
         scores=(round(scalars[0] * target), round(scalars[1] * target)),
-        target=target,
         game_points=(round(scalars[3] * TOTAL_GAME_VALUE), round(scalars[4] * TOTAL_GAME_VALUE)),
         rules=_rules_of_block(np.asarray(obs[_RULES], dtype=np.float32).tobytes(), target),
     )
