@@ -292,9 +292,6 @@ class AllFoursVectorEnv(VectorEnv):
         the single-agent env's ``action_masks``; all zero where the episode is over)."""
         return self._masks.copy()
 
-    def close_extras(self, **kwargs: Any) -> None:
-        pass
-
     # ---------------------------------------------------------------- checkpoints
 
     def get_state(self) -> dict[str, Any]:

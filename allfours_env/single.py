@@ -98,7 +98,7 @@ class SingleAgentEnv(gym.Env):
             if self.illegal == "lose":
                 self._over = True
                 reward, self.table.pending[0] = float(self.table.pending[0]), 0.0
-                return self._observation(), reward + ILLEGAL_REWARD, True, False, {"illegal_action": action}
+                return self.table._observe()[0], reward + ILLEGAL_REWARD, True, False, {"illegal_action": action}
             if not is_int:
                 raise ValueError(f"an action is an int 0..{N_ACTIONS - 1}, got {action!r}")
         observations, reward, terminated, _, info = self.table.step(np.array([action]))  # illegal: raises, no change
@@ -129,7 +129,3 @@ class SingleAgentEnv(gym.Env):
             raise ValueError("state must be a dict with the keys ['over', 'table'], as get_state() returns it")
         self.table.set_state(state["table"])
         self._over = state["over"]
-
-    def _observation(self) -> np.ndarray:
-        return self.table._observe()[0]
-
