@@ -18,9 +18,9 @@ expert) first plays its seats of every table in compiled code, as far as it can 
 another player, the moves ``act_batch`` would make. ``reset(seed=s)`` seeds table i with
 ``s + i``, as ``gymnasium.vector.SyncVectorEnv`` seeds its envs: a table's episodes depend on its
 seed alone, so table i of a reset with seed s replays ``single_agent_env(...).reset(seed=s + i)``
-action for action (tested). Episode k of a table seeded s draws, from ``default_rng`` of (s's
-key, k), its team, its bots (and their seeds) and the seed of the game's own random stream, from
-which the first dealer and every deck are drawn in compiled code.
+action for action (tested). Episode k of a table seeded s draws its team, its bots (and their
+seeds) and the seed of the game's own random stream, from which the first dealer and every deck
+are drawn in compiled code, from a hash of s's key and k.
 
 Opponents and partner: a bot name (with ``make_bot``, as ``agents.vector_env`` passes it; a bot
 with ``act_batch`` is memoryless and deterministic, so one instance serves every seat of every
@@ -76,8 +76,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .actions import check_options, check_seed
-from .arena import Arena
+from .arena import Arena, owner_code
 from .cards import N_SEATS
+from .checks import in_range, like
 from .engine import EPISODES, N_ACTIONS
 from .match import Bot
 from .observation import observation_high
@@ -89,7 +90,7 @@ OBS_KEY, MASK_KEY, NEW_DEAL_KEY = "observation", "action_mask", "new_deal"
 PolicyInput = tuple[int, Callable[[np.ndarray, np.ndarray], np.ndarray]]  # (size, (observations, masks) -> inputs)
 BotsDraw = Callable[[np.random.Generator | None], list[Any]]  # a table's generator -> the bots of an episode
 N_TEAMS = 2
-SEED_RANGE = 2**63  # bot seeds and game streams are drawn from 0 .. SEED_RANGE-1
+SEED_RANGE = 2**63  # bot seeds are drawn from 0 .. SEED_RANGE-1
 KEY_WORDS = 2  # a table's seed, as the words of its SeedSequence state
 STATE_ARRAYS = ("key", "episodes", "team", "pending")  # of get_state(), beside the game
 MAX_PENDING = 10**6  # a table's reward gathered between two learner steps is far below this
@@ -213,6 +214,20 @@ class AllFoursVectorEnv(VectorEnv):
         self.pending = np.zeros(n)  # reward gathered since the learner's last step at each table
         self._masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
         self.started = False
+        self._fixed = self._fixed_owners()
+
+    def _fixed_owners(self) -> np.ndarray | None:
+        """When every bot is a name's or an instance's and answers in batches (memoryless: the same
+        bots at every table, drawn from nothing), the seats' owners for each learner team (2, 4)
+        (and in ``_fixed_seats`` the seats' bots); else None."""
+        if not all(isinstance(s, str) or callable(getattr(s, "act", None)) for s in self._sources()):
+            return None
+        bots = self._draw_opponents[0](None) + self._draw_partner[0](None)
+        if not all(hasattr(bot, "act_batch") for bot in bots):
+            return None
+        self.arena.batch.update((id(bot), bot) for bot in bots)
+        self._fixed_seats = [self._seat_bots(team, bots[:N_TEAMS], bots[N_TEAMS:]) for team in range(N_TEAMS)]
+        return np.array([[owner_code(bot) for bot in seats] for seats in self._fixed_seats])
 
     def _seat_bots(self, team: int, opponents: list[Bot], partners: list[Bot]) -> list[Bot | None]:
         """The bot of each seat (None: the learner's)."""
@@ -312,8 +327,10 @@ class AllFoursVectorEnv(VectorEnv):
         expected = {*STATE_ARRAYS, "game", "started", "bots"}
         if not isinstance(state, dict) or set(state) != expected:
             raise ValueError(f"state must be a dict with the keys {sorted(expected)}, as get_state() returns it")
-        arrays = {name: _like(name, state[name], getattr(self, name)) for name in STATE_ARRAYS}
-        _check_tables(arrays, self.fixed_team)
+        arrays = {name: like(f"state[{name!r}]", state[name], getattr(self, name)).copy() for name in STATE_ARRAYS}
+        in_range("state['team']", arrays["team"], *((0, 1) if self.fixed_team is None else (self.fixed_team,) * 2))
+        in_range("state['pending']", arrays["pending"], -MAX_PENDING, MAX_PENDING)
+        in_range("state['episodes']", arrays["episodes"], 0)
         if not isinstance(state["started"], bool):
             raise TypeError(f"state['started'] must be True or False, got {state['started']!r}")
         if not isinstance(state["bots"], list) or len(state["bots"]) != self.num_envs:
@@ -398,23 +415,29 @@ class AllFoursVectorEnv(VectorEnv):
 
     def _begin(self, tables: np.ndarray, options: dict[str, Any]) -> None:
         """Start an episode at every table in ``tables`` (the reset options were checked in
-        reset()): episode k of a table draws, from ``default_rng`` of its key and k, its team, its
-        bots, a seed for each bot and the seed of the game's random stream, in that order."""
+        reset()). Episode k of a table hashes its key and k into a word (:func:`_mix`, every
+        starting table at once): the team is the word's low bit, the game's random stream is
+        seeded with a hash of it, and where bots are drawn or keep a state, a generator seeded
+        with it draws them and a seed for each, table by table."""
+        starting = np.flatnonzero(tables)
+        words = _mix(self.key[starting, 0] ^ _mix(self.key[starting, 1] ^ self.episodes[starting].astype(np.uint64)))
+        self.episodes[starting] += 1
+        self.team[starting] = (words & np.uint64(1)).astype(np.int64) if self.fixed_team is None else self.fixed_team
+        if self._fixed is not None:  # the same memoryless batch bots everywhere: the seats follow the team
+            self.arena.owner[starting] = self._fixed[self.team[starting]]
+            for t in starting.tolist():
+                self.arena.bots[t] = self._fixed_seats[self.team[t]]
+        else:
+            for t, word in zip(starting.tolist(), words.tolist()):
+                rng = np.random.default_rng(word)
+                opponents, partners = self._draw_opponents[t](rng), self._draw_partner[t](rng)
+                for bot in {id(bot): bot for bot in opponents + partners}.values():  # each bot once, in seat order
+                    bot.reset(int(rng.integers(SEED_RANGE)))
+                self.arena.seat(t, self._seat_bots(int(self.team[t]), opponents, partners))
+            self.arena.forget_unseated()
         streams = np.zeros(self.num_envs, dtype=np.uint64)
-        for t in np.flatnonzero(tables).tolist():
-            rng = np.random.default_rng([*self.key[t].tolist(), int(self.episodes[t])])
-            self.episodes[t] += 1
-            team = int(rng.integers(N_TEAMS)) if self.fixed_team is None else self.fixed_team
-            opponents = self._draw_opponents[t](rng)
-            partners = self._draw_partner[t](rng)
-            to_reset = {id(bot): bot for bot in opponents + partners}.values()  # each bot once, in seat order
-            for bot, bot_seed in zip(to_reset, rng.integers(SEED_RANGE, size=len(to_reset)).tolist()):
-                bot.reset(bot_seed)
-            streams[t] = rng.integers(SEED_RANGE)
-            self.team[t] = team
-            self.arena.seat(t, self._seat_bots(team, opponents, partners))
-        self.arena.forget_unseated()
-        self._pay(self.game.restart(tables, [options] * self.num_envs, streams), tables)
+        streams[starting] = _mix(~words)
+        self._pay(self.game.restart(tables, [options] * self.num_envs if options else None, streams), tables)
 
     def _bots_moved(self, moved: np.ndarray, points: np.ndarray) -> None:
         """The arena's hook after each step of the bots: pay the learner."""
@@ -454,22 +477,11 @@ class AllFoursVectorEnv(VectorEnv):
         return info
 
 
-def _like(name: str, value: Any, mine: np.ndarray) -> np.ndarray:
-    """A copy of ``value`` if it is an array shaped and typed as ``mine``; else a ValueError."""
-    if not (isinstance(value, np.ndarray) and value.dtype == mine.dtype and value.shape == mine.shape):
-        raise ValueError(f"state[{name!r}] must be a {mine.dtype} array of shape {mine.shape}")
-    return value.copy()
-
-
-def _check_tables(arrays: dict[str, np.ndarray], fixed_team: int | None) -> None:
-    """A ValueError unless every table's team, pending reward, deal and episode count are in range."""
-    team, pending = arrays["team"], arrays["pending"]
-    if not np.isin(team, (0, 1) if fixed_team is None else (fixed_team,)).all():
-        raise ValueError(f"state['team'] must hold {'0 or 1' if fixed_team is None else fixed_team} at every table")
-    if not (np.isfinite(pending).all() and (np.abs(pending) <= MAX_PENDING).all()):
-        raise ValueError(f"state['pending'] must be finite, within +-{MAX_PENDING:,}")
-    if (arrays["episodes"] < 0).any():
-        raise ValueError("state['episodes'] must not be negative")
+def _mix(words: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer over uint64 words: every bit of each result depends on every bit of its word."""
+    words = (words ^ (words >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    words = (words ^ (words >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return words ^ (words >> np.uint64(31))
 
 
 def _row(observations: Any, t: int) -> Any:

@@ -155,14 +155,8 @@ class VectorGame:
         options raise a ValueError (naming the table) and change nothing. Returns the points
         (int64 (n, 2)) each team gained from the first kick at each table.
         """
-        n = self.n
-        streams = np.random.SeedSequence(check_seed(seed)).generate_state(n, np.uint64)
-        everywhere = np.ones(n, dtype=bool)
-        decks, dealers, scores = self._starts(everywhere, options)
-        self._given = np.zeros((n, 0, N_CARDS), dtype=np.int8)
-        self._n_given = np.zeros(n, dtype=np.int64)
-        self._rng = streams
-        return self._start(everywhere, dealers, scores, decks)
+        streams = np.random.SeedSequence(check_seed(seed)).generate_state(self.n, np.uint64)
+        return self.restart(np.ones(self.n, dtype=bool), options, streams)
 
     def restart(
         self, tables: np.ndarray, options: Sequence[dict | None] | None = None, streams: np.ndarray | None = None

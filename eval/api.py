@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.shared.checks import count
 from agents.shared.processes import caught_stop
+from allfours_env.checks import count
 from allfours_env.engine import EPISODES
 from allfours_env.rules import DEFAULT_RULES, Rules
 

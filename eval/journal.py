@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agents.shared.atomic_file import write_text
-from agents.shared.checks import brief
+from allfours_env.checks import brief
 
 from .api import Plan, identity
 from .play import BoardRecord

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents import Bot
-from agents.shared.checks import brief, count, keys, number
 from allfours_env.cards import N_SEATS
+from allfours_env.checks import brief, count, keys, number
 from allfours_env.engine import AWARD_KINDS, BEGGED, GAVE_ONE, RAN, STOOD, Game
 from allfours_env.match import DecisionHook, EventHook, Match
 from allfours_env.rules import DEFAULT_RULES, Rules
@@ -66,7 +66,7 @@ class MatchRecord:
     def from_json(cls, data: Any, a_team: int) -> MatchRecord:
         """The match with A on team ``a_team`` from JSON-decoded ``to_json`` data; a ValueError
         naming the first field out of shape or range, or disagreeing with the others."""
-        data = _fields(data, cls, "a match")
+        data = keys("a match", data, [f.name for f in dataclasses.fields(cls)])
         if data["a_team"] != a_team or isinstance(data["a_team"], bool):
             raise ValueError(f"a_team must be {a_team} (the match's place on its board), got {brief(data['a_team'])}")
         points = _counts(data["points"], N_SIDES, "points")
@@ -107,7 +107,7 @@ class BoardRecord:
         """The record :meth:`to_json` gave (JSON-decoded), checked whole: every field's shape,
         type and range, and each match against itself (its awards add up to its points, its
         score follows from them). A ValueError naming the board and what is wrong if it is not one."""
-        data = _fields(data, cls, "a board record")
+        data = keys("a board record", data, [f.name for f in dataclasses.fields(cls)])
         board = count("board", data["board"], 0, MAX_COUNT)
         matches = data["matches"]
         if not isinstance(matches, list) or len(matches) != MATCHES_PER_BOARD:
@@ -199,11 +199,6 @@ def play_board(
         match.run()
         matches.append(match_record(game, a_team, match))
     return BoardRecord(board.board, tuple(matches))
-
-
-def _fields(data: Any, kind: type, what: str) -> dict[str, Any]:
-    """``data`` as the dict of exactly the fields of the dataclass ``kind``."""
-    return keys(what, data, [f.name for f in dataclasses.fields(kind)])
 
 
 def _pair(value: Any, what: str) -> list:

@@ -204,9 +204,9 @@ def test_a_state_that_does_not_fit_is_refused_and_changes_nothing():
     before = env.get_state()
     for change, message in (
         (lambda s: s["tables"]["team"].__setitem__(0, 1 - s["tables"]["team"][0]), "must wait for a learner seat"),
-        (lambda s: s["tables"].update(team=s["tables"]["team"] + 2), "must hold 0 or 1"),
+        (lambda s: s["tables"].update(team=s["tables"]["team"] + 2), r"state\['team'\] must hold finite values in \[0, 1\]"),
         (lambda s: s["tables"]["bots"][0].append(None), "must list the 2 bots the table drew"),
-        (lambda s: s["tables"].update(pending=np.full_like(s["tables"]["pending"], np.inf)), "must be finite"),
+        (lambda s: s["tables"].update(pending=np.full_like(s["tables"]["pending"], np.inf)), "must hold finite values"),
     ):
         state = env.get_state()
         change(state)

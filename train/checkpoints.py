@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 import yaml
 
 from agents.shared.atomic_file import write_text
-from agents.shared.checks import brief, keys, number
 from agents.shared.processes import WRITE_FAILED_EXIT
+from allfours_env.checks import brief, keys, number
 
 from .config import RUN_CONFIG_FILE
 from .state_file import JSON_FILE, StateFileError, read_state, regular_file, write_state

@@ -24,7 +24,7 @@ import numpy as np
 
 import agents
 from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
-from agents.shared.checks import count, keys
+from allfours_env.checks import count, keys
 
 from .config import SELF, SNAPSHOT
 from .state_checks import generator_state, weights_like
@@ -37,13 +37,9 @@ class NetworkBot:
     """One of the league's networks: a batch bot sampling from its masked softmax (``act_batch``)."""
 
     def __init__(self, league: League, key: str):
-        self.league, self.key = league, key
+        self.league, self.key, self.name = league, key, f"league {key}"
         self.weights: Weights | None = None
         self.policy: PolicyBot | None = None
-
-    @property
-    def name(self) -> str:
-        return f"league {self.key}"
 
     def set_weights(self, weights: Weights) -> None:
         policy = PolicyBot(weights, name=self.name)

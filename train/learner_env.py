@@ -26,7 +26,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, Vec
 
 import agents
 from agents.policy import Weights
-from agents.shared.checks import keys
+from allfours_env.checks import keys
 from allfours_env.gym_vector import NEW_DEAL_KEY, AllFoursVectorEnv
 from allfours_env.rewards import points_scale
 from allfours_env.rules import Rules
@@ -70,11 +70,6 @@ class LearnerVecEnv(VecEnv):
     @property
     def league(self) -> League:
         return self.env.opponents
-
-    @property
-    def started(self) -> bool:
-        """Whether the tables have been reset (PPO has begun)."""
-        return self.env.started
 
     def reset(self) -> VecEnvObs:
         return self.env.reset(seed=self._seed)[0]

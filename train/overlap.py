@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from sb3_contrib import MaskablePPO
 
-from agents.shared.checks import count, in_range, keys, like
+from allfours_env.checks import count, in_range, keys, like
 
 from .pull import PullingPPO
 from .state_checks import MAX_RETURN, MAX_REWARD

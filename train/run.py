@@ -55,8 +55,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
 from agents.shared.atomic_file import atomic_path
-from agents.shared.checks import brief, count, in_range, keys, like, number
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, stop_name
+from allfours_env.checks import brief, count, in_range, keys, like, number
 from eval import evaluate
 
 from . import curve, expert_iteration, imitation, run_plan
@@ -376,7 +376,7 @@ def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[Vec
         )  # fmt: skip
         model.set_parameters(params, exact_match=True, device="cpu")
         observations = trainer.tables.set_state(state["env_state"]["learner"], weights_from_policy(model.policy))
-        if trainer.tables.started != (step > 0):
+        if trainer.tables.env.started != (step > 0):
             raise ValueError(f"the tables must be {'in play' if step else 'as built'} at step {step:,}")
         _restore_monitor(env, state["env_state"]["monitor"], step)
         _restore_counters(model, state["sb3"], step, observations)

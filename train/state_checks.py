@@ -4,7 +4,7 @@ A checkpoint's state is data (:mod:`train.state_file`), but data a person may ha
 restore checks every value against the object it goes into and against the run before anything
 is set. These are the checks they share, each a ValueError naming the value and what is allowed:
 
-- the checks of every reader (:mod:`agents.shared.checks`: kinds, ranges, keys);
+- the checks of every reader (:mod:`allfours_env.checks`: kinds, ranges, keys);
 - :func:`weights_like`: a network's weights shaped as the learner's actor;
 - the random generators' states, in the exact form their setters take: numpy's PCG64
   (:func:`generator_state`), numpy's global MT19937 (:func:`numpy_global_state`), Python's
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.shared.checks import brief, count, keys, like, number
+from allfours_env.checks import brief, count, keys, like, number
 
 # The most a step's reward, a return or a value can be: a reward is a step's points over the target
 # score (about 3 at most) or 1 for a match, so these leave room; far larger ones overflow PPO's float32 losses.
