@@ -320,6 +320,7 @@ class PolicyBot(SeededBot):
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
         super().__init__(seed)
         self.layout = check_weights(weights, name)
+        self.weights = weights
         n_hidden = hidden_layers(weights)
         self._layers = [
             (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))

@@ -52,7 +52,7 @@ def test_a_shipped_config_is_found_by_name_and_a_missing_one_lists_them(tmp_path
     monkeypatch.chdir(tmp_path)  # anywhere, as from an installed wheel
     assert load_config("quick") == load_config(CONFIG_DIR / "quick.yaml")
     with pytest.raises(ConfigError, match=r"no config file at .*quik\.yaml; the shipped configs, by name or path: "
-                                          r"default, quick, rllib, scratch"):  # fmt: skip
+                                          r"default, exploit, quick, rllib, scratch"):  # fmt: skip
         load_config("quik")
     (tmp_path / "quick").write_text("total_steps: 4096\n")  # a file of that name is that file
     assert load_config("quick").total_steps == 4096

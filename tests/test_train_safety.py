@@ -568,7 +568,11 @@ def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsy
 def test_a_disk_full_at_the_final_files_stops_in_one_line_and_a_resume_writes_them(tmp_path, capsys, monkeypatch):
     import train.run
 
+    save_weights = train.run.save_weights
+
     def full(weights, path):
+        if Path(path).name != "final.npz":  # (start.npz, at PPO's first step)
+            return save_weights(weights, path)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(train.run, "save_weights", full)
@@ -684,11 +688,12 @@ def test_ctrl_c_while_labelling_says_which_labels_it_kept_and_resume_goes_on_fro
 def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, monkeypatch):
     import train.run
 
-    write = train.run.save_weights  # the final export, written only at the end
+    write = train.run.save_weights  # the final export (and start.npz, at PPO's first step)
 
-    def interrupted_write(*a, **k):
-        signal.raise_signal(signal.SIGINT)  # what a Ctrl-C at this moment does
-        write(*a, **k)
+    def interrupted_write(weights, path):
+        if Path(path).name == "final.npz":
+            signal.raise_signal(signal.SIGINT)  # what a Ctrl-C at this moment does
+        write(weights, path)
 
     monkeypatch.setattr(train.run, "save_weights", interrupted_write)
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 0

@@ -25,18 +25,28 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import TrainConfig
 
 BACKENDS = ("sb3", "rllib")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; Ctrl-C or SIGTERM anywhere, imports included, ends it with one line and
-    exit code 130 (143 for SIGTERM)."""
+    return run_command(_main, sys.argv[1:] if argv is None else argv)
+
+
+def run_command(body: Callable[[list[str]], int], argv: list[str]) -> int:
+    """``body(argv)``'s exit code; Ctrl-C or SIGTERM anywhere, imports included, ends it with one
+    line and exit code 130 (143 for SIGTERM)."""
     from agents.shared.processes import caught_stop, exit_code, handle_stops, stop_name
 
     handle_stops()
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        return body(argv)
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
         if stop is None:
@@ -58,13 +68,10 @@ def _main(argv: list[str]) -> int:
         return rllib_main(argv)
 
     from agents.shared.processes import USAGE_EXIT
-    from eval.run_lock import RunInUseError
 
-    from .checkpoints import ResumeError, WriteFailed
+    from .checkpoints import ResumeError
     from .cli import add_run_arguments, config_from_args
-    from .config import DEFAULT_CONFIG, ConfigError, TrainConfig, check_memory, config_name
-    from .progress import Progress
-    from .run_folder import hold_run
+    from .config import DEFAULT_CONFIG, ConfigError, TrainConfig
 
     parser = argparse.ArgumentParser(
         prog="python -m train",
@@ -76,20 +83,39 @@ def _main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         config, config_file = config_from_args(parser, args, TrainConfig)
+    except (ConfigError, ResumeError) as err:
+        parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
+    return train_config(config, args.resume, args.quiet, config_file, extend=args.total_steps is not None)
+
+
+def train_config(
+    config: TrainConfig, resume: bool, quiet: bool, source: Path, extend: bool, prog: str = "python -m train"
+) -> int:
+    """Train (or resume) ``config`` in its run folder: 0 once done (its last line printed), or 74
+    after one line for a write the disk refused; a bad config or resume, or a run folder in use,
+    is one line and SystemExit(2)."""
+    from agents.shared.processes import USAGE_EXIT
+    from eval.run_lock import RunInUseError
+
+    from .checkpoints import ResumeError, WriteFailed
+    from .config import ConfigError, check_memory, config_name
+    from .progress import Progress
+    from .run_folder import hold_run
+
+    try:
         check_memory(config)
-        progress = Progress(not args.quiet)
+        progress = Progress(not quiet)
         try:
-            with hold_run(config, args.resume):
+            with hold_run(config, resume):
                 with progress.phase("starting (loading torch and SB3)"):
                     from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
 
-                final = train_in_held_run(
-                    config, args.resume, progress, extend=args.total_steps is not None, source=config_name(config_file)
-                )
+                final = train_in_held_run(config, resume, progress, extend=extend, source=config_name(source))
         finally:
             progress.close()
     except (ConfigError, ResumeError, RunInUseError) as err:
-        parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(USAGE_EXIT)  # as argparse exits on a bad option
     except WriteFailed as err:  # a full or read-only disk: the line says what was kept and how to go on
         print(err, file=sys.stderr)
         return err.code

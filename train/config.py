@@ -72,6 +72,7 @@ class Options:
     vf_coef: float
     max_grad_norm: float
     net_arch: list[int]
+    init_policy: str  # the actor's start: a network (a policy file, student, pretrained), or "" (a new one)
     # the league (train/league.py)
     opponents: dict[str, float]
     snapshot_every: int
@@ -124,6 +125,7 @@ class TrainConfig(Options):
     student_pull: float  # train/pull.py
     student_pull_steps: int
     checkpoint_minutes: float
+    max_minutes: float
 
     def __post_init__(self) -> None:
         check_common(self)
@@ -140,6 +142,8 @@ class TrainConfig(Options):
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         check_opponents(self.opponents)
+        if self.init_policy and (self.imitate or self.distil_labels):
+            raise ConfigError("init_policy starts PPO from a network: it goes with imitate '' and distil_labels []")
         imitate = [self.imitate] if self.imitate else []
         bots = {
             "imitate": imitate,
@@ -149,6 +153,8 @@ class TrainConfig(Options):
         for key, names in bots.items():
             for name in names:
                 _check_bot(key, name)
+        if self.init_policy:
+            init_weights(self.init_policy, self.layout, self.net_arch)
 
     @property
     def layout(self) -> int:
@@ -170,7 +176,7 @@ MAX_SUIT_COPIES = math.factorial(N_SUITS) - 1  # the relabellings of the suits o
 MAX_EVAL_BOARDS = 100_000  # board pairs per opponent at each evaluation: a few minutes against the expert
 MAX_WORKERS = 1024  # processes (label_workers, RLlib's n_env_runners)
 MAX_COEF = 1e6  # loss coefficients, gradient norms and opponent weights: far below float32's overflow
-MAX_MINUTES = 10**6  # checkpoint_minutes: about two years
+MAX_MINUTES = 10**6  # checkpoint_minutes, max_minutes: about two years
 MAX_NAME_BYTES = 255  # a file name (run_name), as Linux, macOS and Windows file systems allow
 MAX_PATH_BYTES = 4096  # a path (output_dir), Linux's PATH_MAX
 MAX_CONFIG_BYTES = 2**20  # a config file lists a few dozen options
@@ -226,6 +232,7 @@ RANGES = {
     "vf_coef": Range(0.0, MAX_COEF),
     "max_grad_norm": Range(0.0, MAX_COEF, low_allowed=False),
     "checkpoint_minutes": Range(0.0, MAX_MINUTES, low_allowed=False),
+    "max_minutes": Range(0.0, MAX_MINUTES, zero="no limit"),
     # lists and mappings of numbers
     "net_arch": Range(1, MAX_LAYER, each=True),
     "critic_arch": Range(1, MAX_LAYER, each=True),
@@ -375,6 +382,31 @@ def check_opponents(opponents: dict[str, float]) -> None:
     for name in opponents:
         if name not in (SELF, SNAPSHOT):
             _check_bot("opponents", name)
+
+
+def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
+    """The weights of the network ``init_policy`` names; a ConfigError unless it is one that an
+    actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
+    import agents
+    from agents.policy import ACTIVATION_KEY, PolicyBot, hidden_layers
+
+    try:
+        bot = agents.make(spec)
+    except (ValueError, FileNotFoundError) as err:
+        raise ConfigError(f"init_policy: {err}") from None
+    if not isinstance(bot, PolicyBot):
+        raise ConfigError(
+            f"init_policy must be a network (a policy file, student or pretrained), got {spec!r}: a {type(bot).__name__}"
+        )
+    weights = bot.weights
+    sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
+    activation = str(weights[ACTIVATION_KEY])
+    if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
+        raise ConfigError(
+            f"init_policy {spec!r} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
+            f"takes layout {layout}, net_arch {list(net_arch)} and relu"
+        )
+    return weights
 
 
 def _check_bot(key: str, name: str) -> None:

@@ -7,8 +7,8 @@
 2. Build the learner env: ``n_envs`` tables of the Gymnasium vector env in this process, the
    learner against the league, the opponents batched (:mod:`train.learner_env`, :mod:`train.league`).
 3. Build the MaskablePPO model, a trunk shared by actor and critic (:mod:`train.network`); pin
-   torch to one thread. A new model may first imitate a
-   teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
+   torch to one thread. A new model may start from a network's actor (``init_policy``) or first
+   imitate a teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
    state and counters (read as data, within the sizes of the run's objects:
    :mod:`train.checkpoints`), once every value has been checked against the run (the step of
    the checkpoint's folder, the config, the networks, the tables' state; :func:`_restore`).
@@ -17,9 +17,11 @@
    ``expert_iteration.png``).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the league, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
-   prints progress.
-5. Save ``final.zip`` (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw
-   the learning curve (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
+   prints progress; with ``max_minutes``, learning ends at the first update after the run has
+   taken that long (a resumed run counts its earlier minutes).
+5. Save ``start.npz`` (the actor PPO started from) at PPO's first step; at the end ``final.zip``
+   (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw the learning curve
+   (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
 The run's first line names its folder, config and stages, and every progress line its stage and
 the time left for the whole run (:mod:`train.run_plan`). Ctrl-C stops training at once:
@@ -37,6 +39,7 @@ finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import random
@@ -76,7 +79,7 @@ from .checkpoints import (
     say,
     write_run_config,
 )  # fmt: skip
-from .config import TrainConfig, check_memory, load_config
+from .config import TrainConfig, check_memory, init_weights, load_config
 from .learner_env import LearnerVecEnv, make_learner_env
 from .network import policy_class, policy_kwargs, set_actor
 from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
@@ -86,6 +89,7 @@ from .run_folder import command, hold_run
 from .state_checks import numpy_global_state, python_random_state, torch_rng_state
 
 TB_NAME = "tensorboard"
+START_FILE = "start.npz"  # the actor PPO started from (after the warm start and rounds, or init_policy)
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
 SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
@@ -95,6 +99,10 @@ SB3_COUNTERS = (
 
 MISC_BYTES = 2**20  # in a checkpoint's files, room for what does not grow with the run (generators, counters, headers)
 DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO)  # a write the disk refused
+
+
+class OutOfTime(Exception):
+    """The run has taken ``max_minutes``: PPO ends at this update (Trainer's last checkpoint written)."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -200,7 +208,8 @@ class Trainer(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._clock = (time.monotonic(), self.model.num_timesteps)
-        if steps_collected(self.model) == 0:  # the starting point of the learning curve
+        if steps_collected(self.model) == 0:  # the starting point of the learning curve, and its network
+            save_weights(weights_from_policy(self.model.policy), self.config.run_dir / START_FILE)
             self.evaluate()
             self.logger.dump(0)
             self.progress.show()
@@ -244,6 +253,9 @@ class Trainer(BaseCallback):
         self.logger.dump(steps)  # the last update's train/* values and the above, at this step
         if evaluated:
             self.progress.show()
+        if self.config.max_minutes and self.minutes() >= self.config.max_minutes:
+            self._on_training_end()  # nothing is in flight here: the checkpoint holds all a resume needs
+            raise OutOfTime
         self._rollout_started = time.monotonic()
 
     def _on_training_end(self) -> None:
@@ -526,6 +538,8 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 env = make_vec_env(config)
                 trainer = Trainer(config, env, progress)
                 model = new_model(config, env)
+                if config.init_policy:
+                    set_actor(model.policy, init_weights(config.init_policy, config.layout, config.net_arch))
         progress.say(run_plan.start_line(config, source, resume))
         progress.plan = run_plan.plan_run(config, resume, model.num_timesteps, lambda: 60 * trainer.minutes())
         if not resume:
@@ -547,7 +561,10 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 shutil.rmtree(stale)
         remaining = config.total_steps - model.num_timesteps  # (steps trained on: train/overlap.py)
         if remaining > 0:
-            with progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note, work="PPO"):
+            with (
+                progress.phase("PPO", "steps", config.total_steps, model.num_timesteps, trainer.eval_note, work="PPO"),
+                contextlib.suppress(OutOfTime),
+            ):
                 model.learn(
                     total_timesteps=remaining, callback=trainer, reset_num_timesteps=learning_starts, tb_log_name=TB_NAME
                 )

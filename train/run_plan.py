@@ -47,6 +47,7 @@ class Stage:
 class RunPlan:
     stages: list[Stage]
     elapsed: Callable[[], float]  # the run's seconds so far
+    deadline: float = 0.0  # the run's seconds at the most (max_minutes; 0: none)
     _at: int = -1  # the piece running (or last run), in the order of all pieces
     _timed: dict[str, list[float]] = field(default_factory=dict)  # kind -> [units, seconds] of closed phases
 
@@ -89,6 +90,8 @@ class RunPlan:
                 seconds += rest / rate
             elif (word := work.kind.split(" against ")[0]) not in untimed:
                 untimed.append(word)
+        if self.deadline and seconds:  # max_minutes: the run ends by then whatever its steps
+            seconds = min(seconds, max(self.deadline - self.elapsed(), 0.0))
         text = f"run: {duration(self.elapsed())} elapsed, "
         if not untimed:
             return text + f"{duration(seconds)} left"
@@ -114,7 +117,7 @@ def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[
     for round_ in range(1, rounds + 1):
         stages.append(Stage(f"round {round_} of {rounds}", [] if steps else _round_work(config, round_)))
     stages.append(Stage("PPO", [Work("PPO", max(config.total_steps - steps, 0))]))
-    return RunPlan(stages, elapsed)
+    return RunPlan(stages, elapsed, 60 * config.max_minutes)
 
 
 def _round_work(config: TrainConfig, round_: int) -> list[Work]:
@@ -142,7 +145,9 @@ def start_line(config: TrainConfig, source: str, resumed: bool) -> str:
         counts = " + ".join(f"{count:,}" for count in config.distil_labels)
         rounds = len(config.distil_labels)
         stages.append(f"{rounds} round{'s' * (rounds > 1)} of expert iteration ({counts} labels)")
-    stages.append(f"PPO to {config.total_steps:,} steps")
+    stages.append(
+        f"PPO to {config.total_steps:,} steps" + (f" or {config.max_minutes:g} minutes" if config.max_minutes else "")
+    )
     text = f"run {config.run_dir}{f' (config {source})' if source else ''}: {', '.join(stages)}"
     return text + (f"; going on from {kept(config)}" if resumed else "")
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, read_config
+from agents.policy import ADVISED_LAYOUT
+
+from ..config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, init_weights, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
 # Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names
@@ -42,7 +44,6 @@ class RLlibConfig(Options):
     n_envs_per_runner: int
     episode: str  # the env's episode: a match, or one deal from 0-0 (python -m train's horizon cuts returns instead)
     rollout_steps: int  # PPO's batch: the learner decisions of all env runners before an update
-    init_policy: str  # the actor's start: a policy file, or "" (from scratch)
 
     def __post_init__(self) -> None:
         check_common(self)  # every number's range too (train/config.py's tables)
@@ -50,24 +51,7 @@ class RLlibConfig(Options):
             raise ConfigError(f"batch_size ({self.batch_size}) must not exceed rollout_steps ({self.rollout_steps})")
         check_opponents(self.opponents)
         if self.init_policy:
-            _check_init_policy(self.init_policy, self.net_arch)
-
-
-def _check_init_policy(path: str, net_arch: list[int]) -> None:
-    """The file must load (safely) and fit the module: the advised input, relu, hidden layers net_arch."""
-    from agents.policy import ACTIVATION_KEY, ADVISED_LAYOUT, LAYOUT_KEY, CheckpointError, hidden_layers, load_weights
-
-    try:
-        weights = load_weights(path)
-    except (OSError, CheckpointError) as err:
-        raise ConfigError(f"init_policy: {err}") from None
-    sizes = [int(weights[f"b{i}"].shape[0]) for i in range(hidden_layers(weights))]
-    layout, activation = int(weights[LAYOUT_KEY]), str(weights[ACTIVATION_KEY])
-    if layout != ADVISED_LAYOUT or activation != "relu" or sizes != list(net_arch):
-        raise ConfigError(
-            f"init_policy {path} does not fit the module: it reads input layout {layout}, uses {activation} and "
-            f"hidden layers {sizes}; the module needs layout {ADVISED_LAYOUT}, relu and net_arch {list(net_arch)}"
-        )
+            init_weights(self.init_policy, ADVISED_LAYOUT, self.net_arch)
 
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:

@@ -41,7 +41,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.tune.registry import register_env
 from tensorboardX import SummaryWriter
 
-from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, load_weights, save_weights
+from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, save_weights
 from agents.shared.atomic_file import write_text
 from eval import evaluate
 
@@ -57,6 +57,7 @@ from ..checkpoints import (
     write_checkpoint,
     write_run_config,
 )  # fmt: skip
+from ..config import init_weights
 from ..league import League
 from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
@@ -123,10 +124,10 @@ def export_main(algo: Algorithm) -> Weights:
     return weights_from_module_state(state, ACTIVATION, LAYOUT)
 
 
-def start_from_policy(algo: Algorithm, path: str) -> None:
-    """Set ``main``'s actor (learner and env runners) to a policy file's weights (checked by the config)."""
+def start_from_policy(algo: Algorithm, weights: Weights) -> None:
+    """Set ``main``'s actor (learner and env runners) to ``weights`` (init_policy's, checked by the config)."""
     state = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
-    state = module_state_from_weights(load_weights(path), state)
+    state = module_state_from_weights(weights, state)
     algo.learner_group.set_weights({DEFAULT_MODULE_ID: state})
     algo.env_runner_group.sync_weights(
         from_worker_or_learner_group=algo.learner_group, inference_only=True, timeout_seconds=None
@@ -263,7 +264,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             league.set_state(read_state(folder / LEAGUE_DIR, 2**20, league_bytes), export_main(algo))
             say(f"resuming {run_dir} from checkpoint {folder.name} at step {steps:,} of {config.total_steps:,}")
         elif config.init_policy:
-            start_from_policy(algo, config.init_policy)
+            start_from_policy(algo, init_weights(config.init_policy, LAYOUT, config.net_arch))
             say(f"main starts from {config.init_policy}")
         send_league(algo, league, snapshot=False, everything=True)
         nodes = set(algo.env_runner_group.foreach_env_runner(_node_of, local_env_runner=False))
