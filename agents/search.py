@@ -375,7 +375,8 @@ class SearchBot(SeededBot):
             isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or not 0 <= ms <= MAX_MS
         ):
             raise ValueError(
-                f"search option ms must be a time budget per decision in milliseconds, a number above 0 (at most {MAX_MS:,.0f}), "
+                "search option ms must be a time budget per decision in milliseconds, "
+                f"a number above 0 (at most {MAX_MS:,.0f}), "
                 f"or 0 for no budget (all the worlds every decision, deterministic for a seed), got {ms!r}"
             )
         self._rollout_policy = _policy_option("rollout", rollout, ROLLOUTS)
