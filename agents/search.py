@@ -90,6 +90,14 @@ issue 42 that measures how much can be taken from a bot that is known. Two thing
 
 Without the option nothing changes: the rollouts and worlds (and the draws from the seed) are
 those of the plain search.
+
+Against ``rule_based`` over 100 deal boards (``python -m eval search:opponents=rule_based
+rule_based --boards 100 --first-board 1000000000 --episode deal``, and the same with ``search``)
+the model gained nothing that shows at this size: +0.60 [+0.36, +0.84] points a deal, the plain
+search +0.62 [+0.36, +0.89]. Under the default budget it searched 26 worlds at a decision with a
+choice in 118 ms (the plain search 64 worlds in 31 ms), on a machine shared with another job:
+rule_based is asked table by table in Python, in the rollouts and for the worlds, of which 12%
+agreed with its play (14% of batches found none and searched the plain worlds).
 """
 
 from __future__ import annotations
