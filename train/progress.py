@@ -65,7 +65,10 @@ class _Phase:
         if self.total:
             rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
             speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
-            left = f"{duration(max(self.total - self.done, 0) / rate)} left" if rate > 0 else "starting"
+            seconds = max(self.total - self.done, 0) / rate if rate > 0 else 0.0
+            if plan and plan.deadline:  # max_minutes ends the run, and this phase, by then
+                seconds = min(seconds, max(plan.deadline - plan.elapsed(), 0.0))
+            left = f"{duration(seconds)} left" if rate > 0 else "starting"
             text += (
                 f": {self.done:,}/{self.total:,} {self.unit} ({self.done / self.total:.0%}){speed}"
                 f"  {duration(elapsed)} elapsed, {left}"
