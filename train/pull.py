@@ -1,6 +1,7 @@
 """A fading pull toward the student during PPO (kickstarting, Schmitt et al. 2018).
 
-With ``student_pull`` above 0, PPO starts from the last expert-iteration student and, after each
+With ``student_pull`` above 0, PPO starts from the last expert-iteration student (or from
+``init_policy``'s network, which then takes the student's place here) and, after each
 PPO update, takes one more pass over the rollout it has just trained on, minimising
 ``coefficient x cross-entropy(student's policy, actor's policy)`` over the legal actions of the
 learner's decisions. The coefficient falls linearly from ``student_pull`` at PPO's first step to 0

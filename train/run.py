@@ -554,7 +554,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
             student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
             set_actor(model.policy, student)
             trainer.tables.league.update(weights_from_policy(model.policy))
-        if config.student_pull and config.distil_labels:  # (no rounds: no student to pull toward)
+        if config.student_pull and (config.distil_labels or config.init_policy):  # (else no network to pull toward)
             model.pull = Pull(_teacher(config, model), config.student_pull, config.student_pull_steps, config.seed)
         if learning_starts:
             for stale in run_dir.glob(f"{TB_NAME}_*"):  # the logs of a start stopped before its first checkpoint
@@ -593,7 +593,10 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
 
 
 def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
-    """The last round's student, which PPO is pulled toward; a ResumeError if it is missing or damaged."""
+    """The network PPO is pulled toward: ``init_policy``'s, or the last round's student (a
+    ResumeError if it is missing or damaged)."""
+    if config.init_policy:
+        return init_weights(config.init_policy, config.layout, config.net_arch)
     path = expert_iteration.student_path(config.run_dir, len(config.distil_labels))
     try:
         return expert_iteration.read_student(path, weights_from_policy(model.policy))
