@@ -320,18 +320,26 @@ class PolicyBot(SeededBot):
     def __init__(self, weights: Weights, name: str = "policy", deterministic: bool = True, seed: int | None = None):
         super().__init__(seed)
         self.layout = check_weights(weights, name)
-        self.weights = weights
         n_hidden = hidden_layers(weights)
         self._layers = [
             (weights[f"w{i}"].astype(np.float32), weights[f"b{i}"].astype(np.float32))
             for i in range(n_hidden)
         ]
         self._out = (weights["w_out"].astype(np.float32), weights["b_out"].astype(np.float32))
-        self._activation = ACTIVATIONS[str(weights[ACTIVATION_KEY])]
+        self._activation_name = str(weights[ACTIVATION_KEY])
+        self._activation = ACTIVATIONS[self._activation_name]
         self.name = name
         self.deterministic = deterministic
         if deterministic:  # memoryless and deterministic: one call may answer for many tables
             self.act_batch = self._act_batch
+
+    def weights(self) -> Weights:
+        """The network as a policy file holds it (float32 arrays)."""
+        out: Weights = {f"{p}{i}": a for i, layer in enumerate(self._layers) for p, a in zip("wb", layer)}
+        out["w_out"], out["b_out"] = self._out
+        out[ACTIVATION_KEY] = np.array(self._activation_name)
+        out[LAYOUT_KEY] = np.array(self.layout)
+        return out
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> PolicyBot:

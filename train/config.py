@@ -398,7 +398,7 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
         raise ConfigError(
             f"init_policy must be a network (a policy file, student or pretrained), got {spec!r}: a {type(bot).__name__}"
         )
-    weights = bot.weights
+    weights = bot.weights()
     sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
     activation = str(weights[ACTIVATION_KEY])
     if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
