@@ -48,6 +48,22 @@ def positions(n_matches: int, seed: int):
             game.step(int(rng.choice(np.flatnonzero(mask))))
 
 
+def assert_hands_agree(view, position: Position, held: tuple[int, ...], shown: tuple[int, ...]) -> None:
+    """The hands ``held`` (bit sets, seat 0 mine) agree with the observation: my hand, the others'
+    card counts, nothing seen, no card of a suit a seat has shown it lacks (``shown``), no card twice."""
+    assert held[0] == view.hand_bits
+    seen = view.hand_bits | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
+    for s in range(4):
+        seen |= view.played_bits[s]
+    for s in (1, 2, 3):
+        assert held[s].bit_count() == position.left[s]
+        assert not held[s] & seen
+        for suit in range(4):
+            if shown[s] >> suit & 1:
+                assert not held[s] & SUIT_MASK[suit]
+    assert not (held[1] & held[2] or held[1] & held[3] or held[2] & held[3])
+
+
 def test_sampled_worlds_agree_with_the_observation():
     """Every world: my hand, the others' card counts, no card of a suit a seat has shown it lacks,
     nothing seen; and the world's deck, replayed by the engine, gives back the very observation."""
@@ -59,17 +75,7 @@ def test_sampled_worlds_agree_with_the_observation():
         shown = voids(view, view.trump)
         for held in sample_hidden(position, rng, 3):
             held = tuple(map(int, held))
-            assert held[0] == view.hand_bits
-            seen = view.hand_bits | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
-            for s in range(4):
-                seen |= view.played_bits[s]
-            for s in (1, 2, 3):
-                assert held[s].bit_count() == position.left[s]
-                assert not held[s] & seen
-                for suit in range(4):
-                    if shown[s] >> suit & 1:
-                        assert not held[s] & SUIT_MASK[suit]
-            assert not (held[1] & held[2] or held[1] & held[3] or held[2] & held[3])
+            assert_hands_agree(view, position, held, shown)
             deck = world_deck(position, held, rng)
             assert sorted(deck) == list(range(N_CARDS))
             world = VectorGame(1, episode="deal", **dataclasses.asdict(position.rules))

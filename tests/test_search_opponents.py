@@ -13,10 +13,11 @@ from agents.builtin import STUDENT
 from agents.hand_reading import voids
 from agents.search import Position, SearchBot
 from allfours_env import decode
-from allfours_env.cards import N_CARDS, SUIT_MASK
+from allfours_env.cards import N_CARDS
 from allfours_env.engine import Game
 from allfours_env.observation import encode_with_mask
 from allfours_env.rules import Rules
+from tests.test_search import assert_hands_agree
 from tests.test_vector import random_rules
 
 
@@ -59,19 +60,7 @@ def check_world(observation: dict, position: Position, deck: list[int]) -> None:
     assert sorted(deck) == list(range(N_CARDS))
     world = replayed(position, deck)
     assert world.current == 0
-    held = world.hands
-    assert held[0] == view.hand_bits
-    seen = view.hand_bits | view.kicks_aside_bits | (1 << view.kick if view.kick is not None else 0)
-    for s in range(4):
-        seen |= view.played_bits[s]
-    shown = voids(view, view.trump)
-    for s in (1, 2, 3):
-        assert held[s].bit_count() == position.left[s]
-        assert not held[s] & seen
-        for suit in range(4):
-            if shown[s] >> suit & 1:
-                assert not held[s] & SUIT_MASK[suit]
-    assert not (held[1] & held[2] or held[1] & held[3] or held[2] & held[3])
+    assert_hands_agree(view, position, tuple(world.hands), voids(view, view.trump))
     assert (encode_with_mask(world, 0)[0] == observation["observation"]).all()
 
 
