@@ -3,7 +3,7 @@
     python benchmarks/train_speed.py [--seconds 60] [--config configs/default.yaml]
 
 Five measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
-rollout, torch on one thread:
+rollout, torch and numpy's BLAS on one thread:
 
 * ``new, self-play``: ``python -m train``'s path (:mod:`train.learner_env`) with the config's input,
   network and PPO settings, every opponent the current policy;
@@ -43,6 +43,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv
 from agents import single_agent_env
 from agents.features import INPUT_SIZE, policy_input
 from agents.policy import PolicyBot, weights_from_policy
+from agents.shared.processes import one_blas_thread
 from train.config import DEFAULT_CONFIG, TrainConfig, load_config
 from train.run import make_vec_env, new_model
 
@@ -136,6 +137,7 @@ def main() -> None:
     parser.add_argument("--skip-old", action="store_true", help="leave out the old path")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    one_blas_thread()  # as python -m train
     def variant(**overrides) -> TrainConfig:  # the config, no warm start, nothing written
         return load_config(args.config, imitate="", output_dir=os.devnull, **overrides)
 

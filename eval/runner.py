@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from agents import Bot
-from agents.shared.processes import bind_to_parent, end_workers, stops_held, worker_context
+from agents.shared.processes import end_workers, start_worker, stops_held, worker_context
 from allfours_env.rules import Rules
 
 from .batch import play_boards
@@ -55,7 +55,7 @@ def _init_worker(
     parent: int, factories: Sequence[BotFactory], pairs: Sequence[tuple[int, int]], rules: Rules, episode: str
 ) -> None:
     global _worker
-    bind_to_parent(parent)
+    start_worker(parent)
     _worker = _Player(factories, pairs, rules, episode)
 
 

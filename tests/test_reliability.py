@@ -346,3 +346,28 @@ def test_a_stop_while_workers_fork_waits_and_never_reaches_them():
     out, err = process.communicate(timeout=60)
     assert out.split("\n")[:3] == ["held", "raised after the block", "worker answered 7"], (out, err)
     assert process.returncode == 0 and err == "", err
+
+
+BLAS_THREADS = """
+import os
+from concurrent.futures import ProcessPoolExecutor
+import numpy
+from threadpoolctl import threadpool_info
+from agents.shared.processes import start_worker, worker_context
+
+def blas_threads():
+    return max(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+
+with ProcessPoolExecutor(1, mp_context=worker_context(), initializer=start_worker, initargs=(os.getpid(),)) as pool:
+    print(blas_threads(), pool.submit(blas_threads).result(), os.cpu_count())
+"""
+
+
+def test_a_worker_runs_numpy_on_one_blas_thread():
+    """A worker per core: BLAS's own threads would fight the other workers (a search asking a
+    network in 2 eval workers on 2 cores decided 18 times slower)."""
+    process = start(["-c", BLAS_THREADS])
+    out, err = process.communicate(timeout=60)
+    parent, worker, cores = map(int, out.split())
+    assert worker == 1, (out, err)
+    assert parent == cores or cores == 1  # the limit is the worker's alone: the command's own process keeps BLAS's default

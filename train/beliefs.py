@@ -24,6 +24,7 @@ import numpy as np
 from agents.beliefs import N_HOLDERS, STOCK, BeliefNet, SampledBeliefs, inputs, positions_of, quality, trump_cards
 from agents.expert import expert_actions
 from agents.search import Position
+from agents.shared.processes import one_blas_thread
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
@@ -76,6 +77,7 @@ def fit(
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
+    one_blas_thread()
     sizes = [x.shape[1], *hidden, N_CARDS * N_HOLDERS]
     layers: list[torch.nn.Module] = []
     for k in range(len(sizes) - 1):

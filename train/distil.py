@@ -49,7 +49,7 @@ from agents.policy import (
     load_weights,
     save_weights,
 )
-from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT
+from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thread
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
@@ -336,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handle_stops()
     torch.set_num_threads(1)
+    one_blas_thread()
     try:
         try:  # every option, the policy file and the label sets, before any work
             hidden = check_options(args)

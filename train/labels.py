@@ -48,10 +48,10 @@ from agents.shared.options import number_option
 from agents.shared.processes import (
     USAGE_EXIT,
     WRITE_FAILED_EXIT,
-    bind_to_parent,
     end_workers,
     exit_on_stop,
     handle_stops,
+    start_worker,
     stops_held,
     worker_context,
 )
@@ -175,7 +175,7 @@ def _init_worker(parent: int | None, counter) -> None:
     """A worker's start (``parent``: the process it dies with; None in-process)."""
     global _counter
     if parent is not None:
-        bind_to_parent(parent)
+        start_worker(parent)
     _counter = counter
 
 

@@ -58,7 +58,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
 from agents.shared.atomic_file import atomic_path
-from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, stop_name
+from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from allfours_env.checks import brief, count, in_range, keys, like, number
 from eval import evaluate
 
@@ -528,6 +528,7 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
     """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`);
     ``source``: the config file, for the run's first line."""
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
+    one_blas_thread()
     run_dir = config.run_dir
     model: MaskablePPO | None = None
     try:

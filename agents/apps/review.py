@@ -465,10 +465,10 @@ _worker: Reviewer | None = None  # a worker process's reviewer
 
 
 def _init_worker(parent: int, settings: Settings, rules: Any) -> None:
-    from ..shared.processes import bind_to_parent
+    from ..shared.processes import start_worker
 
     global _worker
-    bind_to_parent(parent)
+    start_worker(parent)
     _worker = Reviewer(settings, rules)
 
 

@@ -5,7 +5,10 @@ raise :class:`Terminated`, a KeyboardInterrupt, so a command ends the same way o
 raises a stop again until the command says it has caught it (:func:`stop_handled`; compiled code
 can swallow one), and :func:`exit_code` gives the shell's code for each (130, 143).
 
-:func:`bind_to_parent` runs first in every worker (an eval worker's initializer). On Linux the
+:func:`start_worker` runs first in every worker (an eval worker's initializer): one thread for
+the BLAS library numpy calls (a worker per core: BLAS's own threads would fight the other workers
+for the cores; a search whose opponent model is a network decided 18 times slower with 2 workers
+on 2 cores), and :func:`bind_to_parent`. On Linux the
 kernel kills the worker when its parent dies, even by ``kill -9`` (``prctl(PR_SET_PDEATHSIG)``);
 elsewhere a thread polls the parent. SIGINT and SIGTERM are ignored in workers: a Ctrl-C on the
 terminal reaches the whole process group, and the parent alone decides what is kept, then ends
@@ -29,6 +32,8 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
+
+from threadpoolctl import threadpool_limits
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 PARENT_POLL_SECONDS = 0.5
@@ -181,6 +186,24 @@ def stops_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def start_worker(parent: int) -> None:
+    """The first lines of every worker process (child of ``parent``): :func:`one_blas_thread`, then
+    :func:`bind_to_parent`."""
+    one_blas_thread()
+    bind_to_parent(parent)
+
+
+def one_blas_thread() -> None:
+    """One thread, for the rest of this process, in the BLAS library numpy's matrix products call:
+    a command's processes and threads already fill the cores (an eval worker per core; PPO's
+    collection beside its update, which holds torch to one thread), and BLAS's own threads would
+    only fight them (on 2 cores, 2 eval workers whose search asks a network decided 18 times
+    slower; PPO's throughput showed no change beyond the machine's noise)."""
+    import numpy  # noqa: F401  (a limit reaches only the libraries loaded already)
+
+    threadpool_limits(limits=1, user_api="blas")  # (not used as a context: the limit stays)
 
 
 def bind_to_parent(parent: int) -> None:

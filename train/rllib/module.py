@@ -1,4 +1,4 @@
-"""The action-masking PPO RLModule: RLlib's own example module, with torch pinned to one thread.
+"""The action-masking PPO RLModule: RLlib's own example module, with torch (and numpy's BLAS) pinned to one thread.
 
 :class:`ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule`
 reads the ``{"observations", "action_mask"}`` dict of :mod:`.env`, runs the default PPO
@@ -14,12 +14,15 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
+from agents.shared.processes import one_blas_thread
+
 ACTIVATION = "relu"  # one that agents.policy can run in numpy
 
 
 class MaskedPPOModule(ActionMaskingTorchRLModule):
     def setup(self) -> None:
         torch.set_num_threads(1)  # every process that builds a module: learner and env runners
+        one_blas_thread()
         super().setup()
 
 

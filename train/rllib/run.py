@@ -43,6 +43,7 @@ from tensorboardX import SummaryWriter
 
 from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, save_weights
 from agents.shared.atomic_file import write_text
+from agents.shared.processes import one_blas_thread
 from eval import evaluate
 
 from ..checkpoints import (
@@ -253,6 +254,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         if path.parent != run_dir or config.total_steps != saved.total_steps:
             write_run_config(config, saved)
     torch.set_num_threads(1)  # the learner runs here
+    one_blas_thread()
     where = start_ray(address)
     algo = None
     try:
