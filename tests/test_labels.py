@@ -8,6 +8,8 @@ import itertools
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -544,3 +546,17 @@ def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys,
     code, err = run_distil(capsys, "--labels", str(made), "--out", str(tmp_path / "other.npz"))
     assert code == 2 and "these labels need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
     assert not (tmp_path / "other.npz").exists()
+
+
+def test_without_ray_the_address_is_one_line_naming_the_extra(tmp_path):
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from train.labels import main\n"
+        f"sys.exit(main(['--out', {str(tmp_path / 'labels')!r}, '--count', '12', '--address', '127.0.0.1:9']))\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install -e '.[rllib]'" in lines[0], done.stderr
+    assert not (tmp_path / "labels").exists()

@@ -80,20 +80,31 @@ def _main(argv: list[str]) -> int:
     )
     parser.add_argument("--backend", choices=BACKENDS, default="sb3", help="sb3 (default) or rllib (Ray RLlib)")
     add_run_arguments(parser, DEFAULT_CONFIG, "environment steps to train for")
+    parser.add_argument(
+        "--address", help="HOST:PORT of a Ray cluster whose workers make the rounds' search labels (the same labels; "
+        "needs the rllib extra)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     try:
         config, config_file = config_from_args(parser, args, TrainConfig)
-    except (ConfigError, ResumeError) as err:
+        if args.address:
+            from .labels_ray import check_address
+
+            check_address(args.address)
+    except (ConfigError, ResumeError, ValueError) as err:
         parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
-    return train_config(config, args.resume, args.quiet, config_file, extend=args.total_steps is not None)
+    return train_config(
+        config, args.resume, args.quiet, config_file, extend=args.total_steps is not None, address=args.address
+    )
 
 
 def train_config(
-    config: TrainConfig, resume: bool, quiet: bool, source: Path, extend: bool, prog: str = "python -m train"
-) -> int:
-    """Train (or resume) ``config`` in its run folder: 0 once done (its last line printed), or 74
-    after one line for a write the disk refused; a bad config or resume, or a run folder in use,
-    is one line and SystemExit(2)."""
+    config: TrainConfig, resume: bool, quiet: bool, source: Path, extend: bool, prog: str = "python -m train",
+    address: str | None = None,
+) -> int:  # fmt: skip
+    """Train (or resume) ``config`` in its run folder (the rounds' labels made on the Ray cluster at
+    ``address``, if given): 0 once done (its last line printed), or 74 after one line for a write
+    the disk refused; a bad config or resume, or a run folder in use, is one line and SystemExit(2)."""
     from agents.shared.processes import USAGE_EXIT
     from eval.run_lock import RunInUseError
 
@@ -110,7 +121,9 @@ def train_config(
                 with progress.phase("starting (loading torch and SB3)"):
                     from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
 
-                final = train_in_held_run(config, resume, progress, extend=extend, source=config_name(source))
+                final = train_in_held_run(
+                    config, resume, progress, extend=extend, source=config_name(source), address=address
+                )
         finally:
             progress.close()
     except (ConfigError, ResumeError, RunInUseError) as err:

@@ -107,9 +107,12 @@ def fit_samples(config: TrainConfig, round_: int) -> int:
     return config.distil_epochs * (labels - int(labels * HOLDOUT)) * (1 + config.distil_suit_copies)
 
 
-def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes: Callable[[], float]) -> Weights:
+def run_rounds(
+    config: TrainConfig, start: Weights, progress: Progress, minutes: Callable[[], float], address: str | None = None
+) -> Weights:
     """Run (or finish) every round from the warm start's actor ``start``; the last student's
-    weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so far."""
+    weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so
+    far; ``address``: a Ray cluster that makes the labels (:mod:`train.labels_ray`)."""
     workers = config.label_workers or os.cpu_count() or 1
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
@@ -125,7 +128,7 @@ def run_rounds(config: TrainConfig, start: Weights, progress: Progress, minutes:
                 _follow_a_move(folder, settings)
                 against = f" against {settings.opponents}" if settings.opponents else ""
                 progress.say(f"round {round_}: labelling {settings.count:,} decisions of {settings.player}{against}")
-                make_labels(settings, folder, workers, progress)
+                make_labels(settings, folder, workers, progress, address=address)
             student = _fit(config, start, folders, round_, progress)
             path.parent.mkdir(exist_ok=True)
             save_weights(student, path)

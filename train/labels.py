@@ -22,7 +22,8 @@ written whole by this process as they finish, and a shard once its last part is 
 files then removed). A stop loses at most the part each worker is making; the same command goes
 on, making only the missing parts and shards, and again any found damaged (every file there is
 read and checked first, :mod:`train.label_set`). Progress lines give labels done, the rate and
-the time left.
+the time left. With ``--address HOST:PORT`` the parts are made by a Ray cluster's workers instead
+(:mod:`train.labels_ray`): the same label set, bit for bit.
 
 Exit codes: 0 done; 2 a bad setting, or an ``--out`` that is not a new, empty or label-set folder
 or cannot be written, found before any labelling; 74 (EX_IOERR) a shard that could not be written
@@ -75,7 +76,9 @@ from .label_set import (
     write_part,
     write_shard_of_parts,
 )  # fmt: skip
+from .labels_ray import check_address, make_parts_on_ray
 from .progress import Progress
+from .rllib.cluster import ClusterError
 
 DEFAULT_TABLES = 16  # one arena of 16 matches gives about 2,500 decisions with a choice
 SPREAD = 4  # record at least this many decisions with a choice per label drawn
@@ -192,11 +195,12 @@ def _make_part(settings: LabelSettings, shard: int, part: int, rows: int) -> tup
 
 
 def make_labels(
-    settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None, rows: int = PART_ROWS
-) -> None:
+    settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None, rows: int = PART_ROWS,
+    address: str | None = None,
+) -> None:  # fmt: skip
     """Make the label set of ``settings`` in ``folder``, or its missing (or damaged) parts and
-    shards, in parts of ``rows`` rows."""
-    label_shards(settings, folder, open_label_set(settings, folder, rows), workers, progress, rows)
+    shards, in parts of ``rows`` rows (on the Ray cluster at ``address``, if given)."""
+    label_shards(settings, folder, open_label_set(settings, folder, rows), workers, progress, rows, address)
 
 
 def open_label_set(settings: LabelSettings, folder: Path, rows: int = PART_ROWS) -> Todo:
@@ -223,10 +227,11 @@ def open_label_set(settings: LabelSettings, folder: Path, rows: int = PART_ROWS)
 
 def label_shards(
     settings: LabelSettings, folder: Path, todo: Todo, workers: int, progress: Progress | None = None,
-    rows: int = PART_ROWS,
+    rows: int = PART_ROWS, address: str | None = None,
 ) -> None:  # fmt: skip
     """Make parts ``todo`` (of ``rows`` rows each) of the label set of ``settings`` in ``folder``
-    (:func:`open_label_set`), and each shard once its parts are all done."""
+    (:func:`open_label_set`), and each shard once its parts are all done: by ``workers`` processes
+    here, or as tasks on the Ray cluster at ``address`` (:mod:`train.labels_ray`; the same labels)."""
     folder = Path(folder)
     tasks = [(shard, part) for shard, parts in todo.items() for part in parts]
     already = settings.count - sum(len(part_rows(settings, *task, rows)) for task in tasks)
@@ -245,6 +250,16 @@ def label_shards(
     context = worker_context()
     counter = context.Value("q", 0)
     with progress.phase("labelling", "labels", settings.count, done=already, work="labelling"):
+        if address:
+            made = [already]
+
+            def advance(labels: int) -> None:
+                made[0] += labels
+                progress.advance(made[0])
+
+            arguments = [(settings, *task, rows) for task in tasks]
+            make_parts_on_ray(address, _make_part, arguments, keep, advance)
+            return
         if workers == 1:
             _init_worker(None, counter)
             for task in tasks:
@@ -286,6 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=min(os.cpu_count() or 1, MAX_WORKERS), help="default: every core"
     )
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--address", help="HOST:PORT of a Ray cluster whose workers make the parts (the same labels; needs the "
+        "rllib extra)",
+    )  # fmt: skip
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     handle_stops()
@@ -294,15 +313,20 @@ def main(argv: list[str] | None = None) -> int:
             settings = check_settings(args)
             for bot in filter(None, (settings.player, settings.opponents)):
                 agents.make(bot)  # an unknown bot fails now, with the list of bots
+            if args.address:
+                check_address(args.address)
             todo = _open_out(settings, args.out)
         except (ValueError, FileNotFoundError) as err:  # LabelSetError and ConfigError are ValueErrors
             print(f"python -m train.labels: error: {err}", file=sys.stderr)
             return USAGE_EXIT
         progress = Progress(enabled=not args.quiet)
         start = time.monotonic()
-        label_shards(settings, args.out, todo, args.workers, progress)
+        label_shards(settings, args.out, todo, args.workers, progress, address=args.address)
         progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
         return 0
+    except ClusterError as err:  # the cluster refused to be joined (checked reachable before the work)
+        print(f"python -m train.labels: error: {err}", file=sys.stderr)
+        return USAGE_EXIT
     except OSError as err:  # a shard or part the disk refused: the finished ones are whole
         print(f"python -m train.labels: {write_failed(err)}; the finished shards and parts are kept: once the disk "
               "has room, the same command goes on", file=sys.stderr)  # fmt: skip

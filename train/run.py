@@ -524,7 +524,9 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
         lines.close()
 
 
-def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, extend: bool, source: str = "") -> Path:
+def train_in_held_run(
+    config: TrainConfig, resume: bool, progress: Progress, extend: bool, source: str = "", address: str | None = None
+) -> Path:
     """:func:`train`, in a run folder this process holds already (:func:`train.run_folder.hold_run`);
     ``source``: the config file, for the run's first line."""
     torch.set_num_threads(1)  # on 2 cores, torch's default threading makes small-network PPO far slower
@@ -552,7 +554,8 @@ def train_in_held_run(config: TrainConfig, resume: bool, progress: Progress, ext
                 trainer.checkpoint()
         learning_starts = steps_collected(model) == 0  # also when resumed from the warm start's checkpoint
         if learning_starts and config.distil_labels:  # (a resumed run's rounds go on from their files)
-            student = expert_iteration.run_rounds(config, weights_from_policy(model.policy), progress, trainer.minutes)
+            start = weights_from_policy(model.policy)
+            student = expert_iteration.run_rounds(config, start, progress, trainer.minutes, address)
             set_actor(model.policy, student)
             trainer.tables.league.update(weights_from_policy(model.policy))
         if config.student_pull and (config.distil_labels or config.init_policy):  # (else no network to pull toward)
