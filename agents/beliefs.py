@@ -35,7 +35,7 @@ from allfours_env import decode
 from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.observation import OBS_SIZE
 
-from .search import OTHERS, Position, sample_hidden
+from .search import OTHERS, Position, SearchBot, sample_hidden
 from .shared.atomic_file import atomic_path
 from .shared.npz_file import read_npz
 
@@ -89,16 +89,34 @@ class SampledBeliefs:
         self.worlds, self.rng = worlds, np.random.default_rng(seed)
 
     def probs(self, observations: np.ndarray, positions: list[Position]) -> np.ndarray:
-        out = np.empty((len(positions), N_CARDS, N_HOLDERS))
-        for i, position in enumerate(positions):
-            hands = sample_hidden(position, self.rng, self.worlds)  # (worlds, 4): seat 0 mine
-            counts = np.zeros((N_CARDS, N_HOLDERS))
-            for holder, seat in enumerate(OTHERS):
-                counts[:, holder] = ((hands[:, seat, None] >> np.arange(N_CARDS, dtype=np.uint64)) & np.uint64(1)).sum(0)
-            unseen = np.array([position.unseen >> c & 1 for c in range(N_CARDS)], dtype=bool)
-            counts[:, STOCK] = np.where(unseen, self.worlds - counts[:, :STOCK].sum(axis=1), 0)
-            out[i] = counts + SMOOTHING
-        return _normalised(out, np.stack([holder_mask(p) for p in positions]))
+        worlds = [self.worlds_of(position) for position in positions]  # each (worlds, 4): seat 0 mine
+        return _normalised(np.stack([holder_counts(p, h) for p, h in zip(positions, worlds)]) + SMOOTHING,
+                           np.stack([holder_mask(p) for p in positions]))  # fmt: skip
+
+    def worlds_of(self, position: Position) -> np.ndarray:
+        return sample_hidden(position, self.rng, self.worlds)
+
+
+class InferredBeliefs(SampledBeliefs):
+    """The beliefs of ``search:infer=NETWORK``: the holders' shares over the worlds it draws by the
+    network's likelihood of the other seats' decisions (:meth:`agents.search.SearchBot.inferred_worlds`)."""
+
+    def __init__(self, network: str, worlds: int = 512, seed: int = 0) -> None:
+        super().__init__(worlds, seed)
+        self.search = SearchBot(infer=network, ms=0, seed=seed)
+
+    def worlds_of(self, position: Position) -> np.ndarray:
+        return self.search.inferred_worlds(position, self.worlds)[0]
+
+
+def holder_counts(position: Position, hands: np.ndarray) -> np.ndarray:
+    """(52, 4): in how many of the worlds ``hands`` ((worlds, 4) bit sets, seat 0 mine) each holder has each card."""
+    counts = np.zeros((N_CARDS, N_HOLDERS))
+    for holder, seat in enumerate(OTHERS):
+        counts[:, holder] = ((hands[:, seat, None] >> np.arange(N_CARDS, dtype=np.uint64)) & np.uint64(1)).sum(0)
+    unseen = np.array([position.unseen >> c & 1 for c in range(N_CARDS)], dtype=bool)
+    counts[:, STOCK] = np.where(unseen, len(hands) - counts[:, :STOCK].sum(axis=1), 0)
+    return counts
 
 
 class BeliefNet:

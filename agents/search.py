@@ -39,7 +39,8 @@ about 6 s and 240 MB a decision among a dozen legal actions here) and ``ms`` at 
 (a minute), so that no option can ask for unbounded memory or time. ``opponents``, a bot
 (an :func:`agents.make` spec other than a search: ``random``, ``rule_based``, ``expert``,
 ``pretrained``, ``student``, a policy file) the other team is assumed to play as (default none;
-see "Opponent model").
+see "Opponent model"). ``infer``, a network (``student``, ``pretrained`` or a policy file) by
+whose likelihood of the other seats' decisions the worlds are drawn (default none; see "Inference").
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
 an independent search repeats 27%, and at 128 worlds returns to the expert's choice 60% of the
 time), so confirming them is cheap where it matters: for labels that teach a network.
@@ -91,6 +92,19 @@ issue 42 that measures how much can be taken from a bot that is known. Two thing
 Without the option nothing changes: the rollouts and worlds (and the draws from the seed) are
 those of the plain search.
 
+Inference (``search:infer=student``): policy-based inference (Rebstock, Solinas, Buro et al.
+2019, for Skat). The worlds are drawn in proportion to how likely the decisions the three other
+seats made this deal (stand, beg, give one, run, each card played) are under the network: a
+seat's likelihood of a decision is the network's softmax over the legal actions it had in that
+world. ``INFER_GROUPS`` times the worlds needed are sampled as without the option (the first
+group from the same draws of the seed as the plain search, the rest from a generator seeded by
+it), each is weighted by the product of those likelihoods, and the worlds searched are drawn from
+them by systematic resampling (a likely world may be searched twice, an unlikely one never).
+The bids are judged on the hands held when they were made: with runs dealt, which of a seat's
+cards came with the runs is drawn at random. Where every candidate is equally likely the worlds
+are exactly the first group's, those of the plain search. ``infer`` and ``opponents`` are not
+taken together.
+
 Against ``rule_based`` over 100 deal boards (``python -m eval search:opponents=rule_based
 rule_based --boards 100 --first-board 1000000000 --episode deal``, and the same with ``search``)
 the model gained nothing that shows at this size: +0.60 [+0.36, +0.84] points a deal, the plain
@@ -105,7 +119,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -120,7 +134,7 @@ from .base import Bot, Observation, SeededBot, known_bots, legal_actions, make
 from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
-from .policy import PolicyBot
+from .policy import PolicyBot, batch_inputs
 from .search_kernels import rollout_actions, sample_worlds
 
 DEFAULT_WORLDS = 64
@@ -135,6 +149,7 @@ BATCH_TABLES = 64  # under a time budget, a batch holds at most this many tables
 LARGE_BATCH_TABLES = 1024  # search() without a budget: batches of at most this many tables (faster than one huge one)
 MAX_RESAMPLES = 1000
 MODEL_ROUNDS = 8  # with opponents: rounds of worlds drawn for a batch before it settles for fewer (or none agree)
+INFER_GROUPS = 4  # with infer: candidate worlds drawn per world searched
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
 OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
@@ -359,6 +374,39 @@ def _opponent_model(spec: str | None) -> Bot | None:
         raise problem from None
 
 
+def _inference_model(spec: str | None) -> PolicyBot | None:
+    """The network of the ``infer`` option (None: none); a ValueError naming what is allowed."""
+    if spec is None:
+        return None
+    problem = ValueError(f"search option infer must be a network: student, pretrained or a policy file, got {spec!r}")
+    if not isinstance(spec, str) or spec.partition(":")[0].strip() == "search":
+        raise problem
+    try:
+        model = make(spec)
+    except ValueError:
+        raise problem from None
+    if not isinstance(model, PolicyBot):
+        raise problem
+    return model
+
+
+def log_likelihoods(model: PolicyBot, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Each row's log-probability of ``actions[i]`` under ``model``'s softmax over its legal actions."""
+    logits = model.logits(batch_inputs(model.layout, observations, masks)).astype(np.float64)
+    logits = np.where(masks > 0, logits, -np.inf)
+    top = logits.max(axis=1, keepdims=True)
+    log_total = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+    return logits[np.arange(len(actions)), actions] - log_total
+
+
+def systematic_resample(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` indices drawn in proportion to ``weights`` (systematic resampling: one uniform, ``n``
+    evenly spaced points on the cumulative weights)."""
+    cumulative = np.cumsum(weights / weights.sum())
+    points = (rng.random() + np.arange(n)) / n
+    return np.minimum(np.searchsorted(cumulative, points, side="right"), len(weights) - 1)
+
+
 class SearchBot(SeededBot):
     """PIMC search; see the module docstring. ``last_search`` tells what the latest decision with a
     choice searched (:class:`Searched`; None before the first)."""
@@ -375,6 +423,7 @@ class SearchBot(SeededBot):
         confirm: int = 0,
         keep: str = "expert",
         opponents: str | None = None,
+        infer: str | None = None,
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or not 1 <= worlds <= MAX_WORLDS:
@@ -390,6 +439,9 @@ class SearchBot(SeededBot):
         self._rollout_policy = _policy_option("rollout", rollout, ROLLOUTS)
         self._keep_policy = _policy_option("keep", keep, ("expert",))
         self._opponents = _opponent_model(opponents)
+        self._infer = _inference_model(infer)
+        if self._infer is not None and self._opponents is not None:
+            raise ValueError("search options infer and opponents are not taken together: give one of them")
         # A deterministic model's likelihood of a decision is 1 or 0; any other's is taken as uniform.
         self._filters_worlds = hasattr(self._opponents, "act_batch") or isinstance(self._opponents, PhaseBot)
         if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
@@ -408,7 +460,7 @@ class SearchBot(SeededBot):
         self.ms = float(ms) if ms else 0.0  # None (the Python spelling of old) is no budget too
         self.worlds, self.rollout, self.explore = worlds, rollout, float(explore)
         self.margin = float(margin)
-        self.opponents = opponents
+        self.opponents, self.infer = opponents, infer
         self.last_search: Searched | None = None
         if self._opponents is not None:
             self._opponents.reset(seed)  # (random's own generator: a seeded search repeats)
@@ -483,6 +535,8 @@ class SearchBot(SeededBot):
         end of the deal (the kicks and a gift of this deal included)."""
         if self._filters_worlds:
             return self.play_out(position, actions, self.modelled_decks(position, n_worlds))
+        if self._infer is not None:
+            return self.play_out(position, actions, self.inferred_decks(position, n_worlds))
         return self.play_out(position, actions, self.sample_decks(position, n_worlds))
 
     def sample_decks(self, position: Position, n_worlds: int, runs_drawn: bool = False) -> list[list[int]]:
@@ -506,23 +560,63 @@ class SearchBot(SeededBot):
                 break
         return kept[:n_worlds] or first
 
+    def inferred_decks(self, position: Position, n_worlds: int) -> list[list[int]]:
+        """The decks of :meth:`inferred_worlds`."""
+        return self.inferred_worlds(position, n_worlds)[1]
+
+    def inferred_worlds(self, position: Position, n_worlds: int) -> tuple[np.ndarray, list[list[int]]]:
+        """``n_worlds`` worlds drawn by the ``infer`` network's likelihood of the other seats'
+        decisions this deal, from ``INFER_GROUPS`` times as many candidates (see "Inference" in the
+        module docstring), exactly the first group where all are equally likely: their hands
+        ((worlds, 4) bit sets, as :func:`sample_hidden`) and decks."""
+        hands = sample_hidden(position, self._rng, n_worlds)
+        first = [world_deck(position, tuple(map(int, held)), self._rng, runs_drawn=True) for held in hands]
+        rng = np.random.default_rng(int(self._rng.integers(2**63)))
+        more = sample_hidden(position, rng, (INFER_GROUPS - 1) * n_worlds)
+        candidates = first + [world_deck(position, tuple(map(int, held)), rng, runs_drawn=True) for held in more]
+        likelihood = self.decision_log_likelihoods(position, candidates)
+        if np.ptp(likelihood) == 0:
+            return hands, first
+        chosen = systematic_resample(np.exp(likelihood - likelihood.max()), n_worlds, rng)
+        return np.concatenate([hands, more])[chosen], [candidates[i] for i in chosen]
+
+    def decision_log_likelihoods(self, position: Position, decks: list[list[int]]) -> np.ndarray:
+        """The log-likelihood, in the world of each deck, of every decision the other three seats
+        made this deal under the ``infer`` network (decisions with one legal action count 0)."""
+        total = np.zeros(len(decks))
+        for worlds, masks, action in self._replayed(position, decks, OTHERS):
+            asked = np.flatnonzero(masks.sum(axis=1) > 1)
+            if len(asked):
+                actions = np.full(len(asked), action, dtype=np.int64)
+                total[asked] += log_likelihoods(self._infer, worlds.observe(tables=asked), masks[asked], actions)
+        return total
+
     def model_agrees(self, position: Position, decks: list[list[int]]) -> np.ndarray:
         """Whether, in the world of each deck, the opponents' model (``opponents``) would have made
         every decision the other team made this deal (bool per deck): the deal's history replayed,
         the model asked at each of their decisions with more than one legal action."""
+        agree = np.ones(len(decks), dtype=bool)
+        for worlds, masks, action in self._replayed(position, decks, (1, 3)):
+            asked = np.flatnonzero(agree & (masks.sum(axis=1) > 1))
+            if len(asked):
+                agree[asked] = self._model_actions(worlds.observe(tables=asked), masks[asked]) == action
+        return agree
+
+    @staticmethod
+    def _replayed(
+        position: Position, decks: list[list[int]], seats: tuple[int, ...]
+    ) -> Iterator[tuple[VectorGame, np.ndarray, int]]:
+        """The deal's history replayed in the world of each deck (a table each): before each
+        action of one of ``seats`` (the same seat at every table), the tables, their legal masks
+        and the action."""
         n = len(decks)
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
         worlds = VectorGame(n, episode="deal", **dataclasses.asdict(position.rules))
         worlds.reset(seed=0, options=[{"decks": [d], **start} for d in decks])  # (no draw: the history is all)
-        agree = np.ones(n, dtype=bool)
         for action in position.history:
-            if worlds.current[0] % 2 and agree.any():  # the other team's decision (the same seat in every world)
-                masks = worlds.legal_mask()
-                asked = np.flatnonzero(agree & (masks.sum(axis=1) > 1))
-                if len(asked):
-                    agree[asked] = self._model_actions(worlds.observe(tables=asked), masks[asked]) == action
+            if worlds.current[0] in seats:
+                yield worlds, worlds.legal_mask(), action
             worlds.step(np.full(n, action, dtype=np.int64))
-        return agree
 
     def _model_actions(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The opponents' model's action for each row, in one call if it is a batch bot."""

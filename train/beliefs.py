@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +33,11 @@ TABLES = 256
 KEEP_EVERY = 3  # keep one decision in three at each table: less alike, as many matches
 
 
-def record(rows: int, seed: int) -> tuple[np.ndarray, list[Position], np.ndarray]:
-    """``rows`` decisions of expert self-play: the observations, their positions and the true
-    holders (n, 52: 0..3, -1 for a card the seat has seen)."""
+def record(
+    rows: int, seed: int, play: Callable[[np.ndarray, np.ndarray], np.ndarray] = expert_actions
+) -> tuple[np.ndarray, list[Position], np.ndarray]:
+    """``rows`` decisions of self-play by ``play`` (a batch bot's actions; default ``expert``): the
+    observations, their positions and the true holders (n, 52: 0..3, -1 for a card the seat has seen)."""
     game = VectorGame(TABLES)
     game.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -46,7 +49,7 @@ def record(rows: int, seed: int) -> tuple[np.ndarray, list[Position], np.ndarray
             observations.append(obs[live])
             truths.append((game.hands[live], game.current[live]))
             kept += len(live)
-        game.step(expert_actions(obs, mask))
+        game.step(play(obs, mask))
         game.restart(game.is_over)
     observations = np.concatenate(observations)[:rows]
     hands, seats = (np.concatenate(parts)[:rows] for parts in zip(*truths))
