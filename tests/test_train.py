@@ -149,7 +149,7 @@ def test_missing_or_corrupt_policy_files_give_clear_errors(tmp_path):
 def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
     seen = {}
 
-    def fake_train(config, resume, progress, extend, source):
+    def fake_train(config, resume, progress, extend, source, address):
         seen["rules"] = config.rules
         return tmp_path / "final.zip"
 
