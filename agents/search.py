@@ -304,6 +304,15 @@ def world_deck(
     return [card if card >= 0 else next(stock) for card in deck]
 
 
+def sample_worlds_of(
+    position: Position, rng: np.random.Generator, n_worlds: int, runs_drawn: bool = False
+) -> tuple[np.ndarray, list[list[int]]]:
+    """``n_worlds`` worlds consistent with ``position``: their hands (:func:`sample_hidden`) and
+    the decks that deal them (:func:`world_deck`), drawn from ``rng`` in that order."""
+    hands = sample_hidden(position, rng, n_worlds)
+    return hands, [world_deck(position, tuple(map(int, held)), rng, runs_drawn) for held in hands]
+
+
 def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndarray:
     """My team's (team 0's) chance to win the match at the end of each table's deal."""
     target = rules.target_score
@@ -378,16 +387,12 @@ def _opponent_model(spec: str | None) -> Bot | None:
 
 def _inference_model(spec: str | None) -> PolicyBot | None:
     """The network of the ``infer`` option (None: none); a ValueError naming what is allowed."""
-    if spec is None:
-        return None
     problem = ValueError(f"search option infer must be a network: student, pretrained or a policy file, got {spec!r}")
-    if not isinstance(spec, str) or spec.partition(":")[0].strip() == "search":
-        raise problem
     try:
-        model = make(spec)
+        model = _opponent_model(spec)  # (its checks: a bot agents.make knows, not a search)
     except ValueError:
         raise problem from None
-    if not isinstance(model, PolicyBot):
+    if model is not None and not isinstance(model, PolicyBot):
         raise problem
     return model
 
@@ -542,11 +547,8 @@ class SearchBot(SeededBot):
         return self.play_out(position, actions, self.sample_decks(position, n_worlds))
 
     def sample_decks(self, position: Position, n_worlds: int, runs_drawn: bool = False) -> list[list[int]]:
-        """The decks of ``n_worlds`` worlds consistent with ``position`` (:func:`sample_hidden`,
-        :func:`world_deck`)."""
-        rng = self._rng
-        hands = sample_hidden(position, rng, n_worlds)
-        return [world_deck(position, tuple(map(int, held)), rng, runs_drawn) for held in hands]
+        """The decks of ``n_worlds`` worlds consistent with ``position`` (:func:`sample_worlds_of`)."""
+        return sample_worlds_of(position, self._rng, n_worlds, runs_drawn)[1]
 
     def modelled_decks(self, position: Position, n_worlds: int) -> list[list[int]]:
         """The decks of up to ``n_worlds`` worlds in which the opponents' model made every decision
@@ -571,11 +573,10 @@ class SearchBot(SeededBot):
         decisions this deal, from ``INFER_GROUPS`` times as many candidates (see "Inference" in the
         module docstring), exactly the first group where all are equally likely: their hands
         ((worlds, 4) bit sets, as :func:`sample_hidden`) and decks."""
-        hands = sample_hidden(position, self._rng, n_worlds)
-        first = [world_deck(position, tuple(map(int, held)), self._rng, runs_drawn=True) for held in hands]
+        hands, first = sample_worlds_of(position, self._rng, n_worlds, runs_drawn=True)
         rng = np.random.default_rng(int(self._rng.integers(2**63)))
-        more = sample_hidden(position, rng, (INFER_GROUPS - 1) * n_worlds)
-        candidates = first + [world_deck(position, tuple(map(int, held)), rng, runs_drawn=True) for held in more]
+        more, more_decks = sample_worlds_of(position, rng, (INFER_GROUPS - 1) * n_worlds, runs_drawn=True)
+        candidates = first + more_decks
         likelihood = self.decision_log_likelihoods(position, candidates)
         if np.ptp(likelihood) == 0:
             return hands, first

@@ -251,14 +251,8 @@ def label_shards(
     counter = context.Value("q", 0)
     with progress.phase("labelling", "labels", settings.count, done=already, work="labelling"):
         if address:
-            made = [already]
-
-            def advance(labels: int) -> None:
-                made[0] += labels
-                progress.advance(made[0])
-
             arguments = [(settings, *task, rows) for task in tasks]
-            make_parts_on_ray(address, _make_part, arguments, keep, advance)
+            make_parts_on_ray(address, _make_part, arguments, keep, lambda made: progress.advance(already + made))
             return
         if workers == 1:
             _init_worker(None, counter)

@@ -46,14 +46,15 @@ def make_parts_on_ray(
     advance: Callable[[int], None],
 ) -> None:
     """``make_part(*a)`` for each ``a`` of ``arguments`` on the cluster at ``address``, each
-    result passed to ``keep`` as it comes back and its rows (the part's row count) to ``advance``;
-    on a stop or a failure the tasks not finished are cancelled and Ray is left."""
+    result passed to ``keep`` as it comes back, then the rows made so far to ``advance``; on a
+    stop or a failure the tasks not finished are cancelled and Ray is left."""
     import ray
 
     from .rllib.cluster import start_ray
 
     start_ray(address)
     pending: list[Any] = []
+    made = 0
     try:
         remote = ray.remote(num_cpus=1, max_retries=RETRIES)(make_part)
         pending = [remote.remote(*a) for a in arguments]
@@ -62,7 +63,8 @@ def make_parts_on_ray(
             for ref in finished:
                 shard, part, columns = ray.get(ref)
                 keep(shard, part, columns)
-                advance(len(columns["search_seed"]))
+                made += len(columns["search_seed"])
+                advance(made)
     finally:
         for ref in pending:  # a stop or a failed part: the rest is not waited for
             ray.cancel(ref, force=True)

@@ -13,5 +13,6 @@ One job per module:
 * :mod:`.run`: the training loop (progress, evaluation, checkpoints, resume, final export);
 * :mod:`.cli`: the command line behind ``python -m train --backend rllib``.
 
-Only :mod:`.cli` may be imported without Ray installed.
+Only :mod:`.cli` and :mod:`.cluster` (which ``python -m train.labels --address`` uses too) may be
+imported without Ray installed.
 """
