@@ -7,12 +7,13 @@ from .expert import ExpertBot
 from .policy import PolicyBot
 from .random_bot import RandomBot
 from .rule_based import RuleBasedBot
-from .search import SearchBot
+from .search import SearchBot, search_v1
 
 register("random", RandomBot)
 register("rule_based", RuleBasedBot)
 register("expert", ExpertBot)
 register("search", SearchBot)
+register("search_v1", search_v1)  # the frozen reference search (issue 41)
 
 
 PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v1.npz"

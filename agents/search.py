@@ -372,12 +372,12 @@ def _opponent_model(spec: str | None) -> Bot | None:
     for an unknown bot or a search (a search in every rollout would be far too slow)."""
     if spec is None:
         return None
-    names = [name for name in known_bots() if name != "search"]
+    names = [name for name in known_bots() if not name.startswith("search")]
     problem = ValueError(
         f"search option opponents must be a bot that is not a search, one of {names} or a policy file "
         f"(.npz or .zip), got {spec!r}"
     )
-    if not isinstance(spec, str) or spec.partition(":")[0].strip() == "search":
+    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search"):
         raise problem
     try:
         return make(spec)
@@ -709,3 +709,17 @@ class SearchBot(SeededBot):
             wander = live & (rng.random(games.n) < self.explore)
             choice[wander] = games.sample_legal(rng)[wander]
         return choice
+
+
+# The frozen reference (issue 41): the default search of 2026-12-05 without its time budget, the
+# opponent every later search and student is measured against, so that old and new meet in one
+# process. Its options are written out, not taken from the defaults above, and
+# tests/golden/search_v1_decisions.txt holds its choices: it plays as ``search:ms=0`` played then.
+V1_OPTIONS = {"worlds": 64, "ms": 0, "rollout": "expert", "explore": 0.0, "margin": 0.01, "confirm": 0, "keep": "expert"}
+
+
+def search_v1(seed: int | None = None) -> SearchBot:
+    """``search_v1``: the frozen reference search (:data:`V1_OPTIONS`); it takes no options but a seed."""
+    bot = SearchBot(**V1_OPTIONS, seed=seed)
+    bot.name = "search_v1"
+    return bot

@@ -87,6 +87,39 @@ def expert_decisions(seed: int, rules: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# search_v1's choice at every decision with a choice of two seeded matches, each decision searched
+# from a seed of its own: tests/test_golden.py holds the frozen reference search to it (issue 41).
+SEARCH_V1_GOLDEN = "search_v1_decisions.txt"
+SEARCH_V1_MATCHES = ((21, {}), (22, GOLDEN_MATCHES[1][2]))
+
+
+def search_v1_decisions(seed: int, rules: dict) -> str:
+    """One line per decision with a choice of a seeded match played by ``expert`` (with chance
+    EXPERT_WANDERS a random legal move): the seat, search_v1's choice (its seed: the decision's
+    number) and the move played."""
+    import agents
+    from allfours_env.engine import Game
+    from allfours_env.observation import encode_with_mask
+    from allfours_env.rules import Rules
+
+    rng = np.random.default_rng(seed)
+    game = Game(Rules(**rules), np.random.default_rng(seed))
+    expert, search = agents.make("expert"), agents.make("search_v1")
+    lines = [f"seed {seed} rules {rules}"]
+    while not game.is_over:
+        observation, mask = encode_with_mask(game, game.current)
+        asked = {"observation": observation, "action_mask": mask}
+        legal = np.flatnonzero(mask)
+        played = expert.act(asked)
+        if len(legal) > 1:
+            search.reset(len(lines))
+            choice = search.act(asked)
+            played = int(legal[rng.integers(len(legal))]) if rng.random() < EXPERT_WANDERS else played
+            lines.append(f"{game.current} {allfours_env.action_text(choice)} {allfours_env.action_text(played)}")
+        game.step(played)
+    return "\n".join(lines) + "\n"
+
+
 def write_expert_golden() -> Path:
     path = GOLDEN_DIR / EXPERT_GOLDEN
     path.write_text("".join(expert_decisions(seed, rules) for seed, rules in EXPERT_MATCHES))
@@ -98,3 +131,6 @@ if __name__ == "__main__":
         (GOLDEN_DIR / name).write_text(playthrough(seed, rules))
         print("wrote", GOLDEN_DIR / name)
     print("wrote", write_expert_golden())
+    search_golden = GOLDEN_DIR / SEARCH_V1_GOLDEN
+    search_golden.write_text("".join(search_v1_decisions(seed, rules) for seed, rules in SEARCH_V1_MATCHES))
+    print("wrote", search_golden)
