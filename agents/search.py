@@ -142,6 +142,7 @@ from .search_kernels import rollout_actions, sample_worlds
 DEFAULT_WORLDS = 64
 DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the kept choice
 ROLLOUTS = ("expert", "greedy")
+POLICY_SUFFIXES = (".npz", ".zip")  # an option's value that names a policy file
 DEFAULT_ROLLOUT = "expert"
 DEFAULT_MS = 100.0  # time budget per decision, milliseconds (0: none)
 MAX_WORLDS = 4096  # the most worlds (and confirm) an option may ask for
@@ -359,7 +360,7 @@ def next_batch(worlds_left: int, n_actions: int, done: int, elapsed: float, seco
 def _policy_option(option: str, value: str, names: tuple[str, ...]) -> PolicyBot | None:
     """The network of an option that takes one of ``names`` or a policy file (None for a name);
     a ValueError naming what is allowed otherwise."""
-    if isinstance(value, str) and value.endswith((".npz", ".zip")):
+    if isinstance(value, str) and value.endswith(POLICY_SUFFIXES):
         return PolicyBot.from_file(value)  # deterministic: its best action
     if value not in names:
         allowed = f"'{names[0]}'" if len(names) == 1 else f"one of {names}"
@@ -715,7 +716,9 @@ class SearchBot(SeededBot):
 # opponent every later search and student is measured against, so that old and new meet in one
 # process. Its options are written out, not taken from the defaults above, and
 # tests/golden/search_v1_decisions.txt holds its choices: it plays as ``search:ms=0`` played then.
-V1_OPTIONS = {"worlds": 64, "ms": 0, "rollout": "expert", "explore": 0.0, "margin": 0.01, "confirm": 0, "keep": "expert"}
+V1_OPTIONS = {
+    "worlds": 64, "ms": 0, "rollout": "expert", "explore": 0.0, "margin": 0.01, "confirm": 0, "keep": "expert",
+}  # fmt: skip
 
 
 def search_v1(seed: int | None = None) -> SearchBot:

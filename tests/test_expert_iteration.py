@@ -17,6 +17,7 @@ pytest.importorskip("sb3_contrib")
 
 from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
 from train import expert_iteration as ei
+from train import labels
 from train.config import ConfigError, TrainConfig, check_memory, config_from_dict
 from train.label_set import iter_shards, read_meta
 from train.network import set_actor
@@ -83,6 +84,48 @@ def test_a_dagger_round_labels_the_previous_students_own_positions(rounds) -> No
         for shard in iter_shards(config.run_dir / "labels" / folder):
             for observation, mask, action in zip(shard["observation"], shard["action_mask"], shard["player_action"]):
                 assert bot.act({"observation": observation, "action_mask": mask.view(np.int8)}) == action
+
+
+def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_path: Path) -> None:
+    """The loop of issue 41 end to end: with label_search keep={student} each round's search keeps
+    the previous round's student's choice (round 1's: the start, students/round-0.npz), and every
+    label is what that search plays from the row's seed."""
+    config = tiny(tmp_path, label_search="keep={student},infer={student}", distil_labels=[12, 6])
+    config.run_dir.mkdir()
+    start = start_weights(config)
+    run(config)
+    saved = load_weights(ei.student_path(config.run_dir, 0))
+    assert all(np.array_equal(saved[k], start[k]) for k in start)
+    for folder, round_ in (("round-1", 1), ("round-2-self", 2), ("round-2-rule_based", 2)):
+        meta = read_meta(config.run_dir / "labels" / folder)
+        teacher = str(ei.student_path(config.run_dir, round_ - 1))
+        assert (meta.keep, meta.infer, meta.rollout) == (teacher, teacher, "expert")
+        search, keeper = labels.teacher(meta), PolicyBot(load_weights(teacher))
+        kept = 0
+        for shard in iter_shards(config.run_dir / "labels" / folder):
+            for observation, mask, action, seed in zip(
+                shard["observation"], shard["action_mask"], shard["search_action"], shard["search_seed"]
+            ):
+                asked = {"observation": observation, "action_mask": mask.view(np.int8)}
+                search.reset(int(seed))
+                assert search.act(asked) == action
+                kept += keeper.act(asked) == action
+        assert kept > 0  # (the margin keeps the student's choice where search finds nothing better)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("keep", "label_search must be search options KEY=VALUE"),
+        ("worlds=4", "label_search must be search options KEY=VALUE"),
+        ("keep={student},keep=expert", "at most once"),
+        ("keep=greedy", r"label_search: keep must be one of \['expert', '\{student\}'\] or a policy file"),
+        ("infer=expert", r"label_search: infer must be one of \['\{student\}'\] or a policy file"),
+    ],
+)
+def test_bad_label_search_options_are_config_errors(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        tiny(tmp_path, label_search=text)
 
 
 def test_a_stopped_pipeline_resumes_to_the_same_student(rounds, tmp_path: Path) -> None:

@@ -337,6 +337,10 @@ def run_labels(capsys: pytest.CaptureFixture, out: Path, *more: str) -> tuple[in
         (["--rule", "target_score=0"], "rule 'target_score' must be a positive integer"),
         (["--player", "nobody"], "unknown bot 'nobody'"),
         (["--opponents", "search:worlds=100000000"], "worlds"),
+        (["--keep", "greedy"], r"keep must be one of \('expert',\) or a policy file"),
+        (["--keep", "missing.npz"], "no policy file at 'missing.npz'"),
+        (["--rollout", "student"], r"rollout must be one of \('expert', 'greedy'\) or a policy file"),
+        (["--infer", "missing.npz"], "no policy file at 'missing.npz'"),
     ],
 )
 def test_bad_label_settings_are_exit_2_before_any_work(tmp_path, capsys, more, message) -> None:

@@ -116,6 +116,7 @@ class TrainConfig(Options):
     distil_labels: list[int]
     label_worlds: int
     label_confirm: int
+    label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_epochs: int
     distil_suit_copies: int
@@ -133,6 +134,7 @@ class TrainConfig(Options):
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
             )
+        label_search_options(self.label_search, STUDENT)
         if len(self.distil_labels) > 1 and not self.dagger_opponents:
             raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
         if self.horizon == "deal" and self.reward != "points":
@@ -142,8 +144,8 @@ class TrainConfig(Options):
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         check_opponents(self.opponents)
-        if self.init_policy and (self.imitate or self.distil_labels):
-            raise ConfigError("init_policy starts PPO from a network: it goes with imitate '' and distil_labels []")
+        if self.init_policy and self.imitate:
+            raise ConfigError("init_policy starts from a network: it goes with imitate ''")
         imitate = [self.imitate] if self.imitate else []
         bots = {
             "imitate": imitate,
@@ -407,6 +409,32 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
             f"takes layout {layout}, net_arch {list(net_arch)} and relu"
         )
     return weights
+
+
+STUDENT = "{student}"  # in label_search: the previous round's student (round 1's: the actor the rounds start from)
+LABEL_SEARCH = {"keep": ("expert",), "rollout": ("expert", "greedy"), "infer": ()}  # option -> names allowed
+
+
+def label_search_options(text: str, student: str) -> dict[str, str]:
+    """``label_search``'s options for the labelling search (keep, rollout, infer: each a name it
+    allows, {student} or a policy file), {student} replaced by ``student``; a ConfigError naming
+    what is allowed."""
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = (word.strip() for word in item.partition("="))
+        allowed = LABEL_SEARCH.get(key, ())
+        if not sep or key not in LABEL_SEARCH or key in options:
+            raise ConfigError(
+                f"label_search must be search options KEY=VALUE separated by commas, each of {sorted(LABEL_SEARCH)} "
+                f"at most once (e.g. keep={STUDENT},rollout=expert), got {text!r}"
+            )
+        if value not in (*allowed, STUDENT) and not value.endswith((".npz", ".zip")):
+            raise ConfigError(
+                f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "
+                f"got {value!r}"
+            )
+        options[key] = student if value == STUDENT else value
+    return options
 
 
 def _check_bot(key: str, name: str) -> None:

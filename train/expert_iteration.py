@@ -3,9 +3,12 @@
 Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements behind the choices):
 
 1. **Label** (:mod:`train.labels`): decisions drawn from matches, each searched by ``search``
-   (``label_worlds`` worlds, ``label_confirm`` in all before it leaves the expert's choice), every
-   legal action's value kept. The first round's positions come from ``expert`` playing itself; each
-   later round's from the previous round's student (DAgger: the positions its own play reaches),
+   (``label_worlds`` worlds, ``label_confirm`` in all before it leaves the kept choice; with
+   ``label_search`` its keep, rollout and infer options, where ``{student}`` is the previous
+   round's student and round 1's is the start, ``students/round-0.npz``: the teacher improves
+   with its student), every legal action's value kept. The first round's positions come from
+   ``expert`` playing itself; each later round's from the previous round's student (DAgger: the
+   positions its own play reaches),
    split evenly between ``dagger_opponents`` (``self``: the student at every seat; a bot name: the
    student against that bot).
 2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far by
@@ -43,9 +46,9 @@ from allfours_env.rules import Rules
 from eval import evaluate
 
 from . import curve
-from .config import MAX_SEED, SELF, TrainConfig
+from .config import MAX_SEED, SELF, STUDENT, TrainConfig, label_search_options
 from .distil import Actor, fit, read_labels
-from .label_set import META_FILE, LabelSettings, move_player, read_meta
+from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from .labels import DEFAULT_TABLES, make_labels
 from .progress import Progress, duration
 from .state_checks import weights_like
@@ -85,15 +88,17 @@ def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettin
         n = len(config.dagger_opponents)
         player = str(student_path(config.run_dir, round_ - 1))
         parts = [(name, player, count // n + (i < count % n)) for i, name in enumerate(config.dagger_opponents)]
+    teacher = str(student_path(config.run_dir, round_ - 1))
+    search = {"rollout": "expert", **label_search_options(config.label_search, teacher)}
     sets = []
     for part, (opponent, player, rows) in enumerate(parts):
         if rows == 0:
             continue
         seed = int(np.random.SeedSequence([config.seed, round_, part]).generate_state(1)[0]) % (MAX_SEED + 1)
         settings = LabelSettings(
-            count=rows, worlds=config.label_worlds, margin=SEARCH_MARGIN, rollout="expert", player=player, seed=seed,
+            count=rows, worlds=config.label_worlds, margin=SEARCH_MARGIN, player=player, seed=seed,
             shard_rows=min(SHARD_ROWS, rows), tables=DEFAULT_TABLES, rules=dataclasses.asdict(Rules.from_kwargs(**config.rules)),
-            confirm=config.label_confirm, opponents="" if opponent in ("", SELF) else opponent,
+            confirm=config.label_confirm, opponents="" if opponent in ("", SELF) else opponent, **search,
         )  # fmt: skip
         folder = config.run_dir / "labels" / (f"round-{round_}" + (f"-{opponent}" if opponent else ""))
         sets.append((folder, settings))
@@ -117,6 +122,8 @@ def run_rounds(
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
     student = start
+    if STUDENT in config.label_search:  # round 1's search reads the start as its student
+        _save_start(student_path(config.run_dir, 0), start)
     for round_ in range(1, len(config.distil_labels) + 1):
         sets = label_sets(config, round_)
         folders += [folder for folder, _ in sets]
@@ -141,6 +148,12 @@ def run_rounds(
     return student
 
 
+def _save_start(path: Path, start: Weights) -> None:
+    """``students/round-0.npz``: the actor the rounds start from (written again, the same, on a resume)."""
+    path.parent.mkdir(exist_ok=True)
+    save_weights(start, path)
+
+
 def _finished_student(path: Path, start: Weights, round_: int, progress: Progress) -> Weights | None:
     """The student of a round finished before a stop, or None when the round must (again) fit one:
     a damaged student is fitted again, the same (the same labels and seeds)."""
@@ -154,14 +167,19 @@ def _finished_student(path: Path, start: Weights, round_: int, progress: Progres
 
 
 def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
-    """A DAgger label set begun before its run folder moved names the previous student at the old
-    place; the student moved with the run, so the set goes on with the new place."""
+    """A DAgger label set begun before its run folder moved names the previous student (as player,
+    or in search's options) at the old place; the student moved with the run, so the set goes on
+    with the new place."""
     if not (folder / META_FILE).exists():
         return
     found = read_meta(folder)
-    moved = Path(found.player).name == Path(settings.player).name and found.player != settings.player
-    if moved and dataclasses.replace(found, player=settings.player) == settings:
-        move_player(folder, settings.player)
+    moved = {}
+    for name in FILE_SETTINGS:
+        old, new = getattr(found, name), getattr(settings, name)
+        if old != new and Path(old).name == Path(new).name:
+            moved[name] = new
+    if moved and dataclasses.replace(found, **moved) == settings:
+        move_files(folder, **moved)
 
 
 def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:

@@ -23,13 +23,14 @@ action_mask    bool (n, 56)     its legal actions (at least two: decisions witho
 values         float32 (n, 56)  the searched value of each legal action: the mean over the
                                 worlds of the chance to win the match after it (0..1); NaN
                                 where the action is illegal (over ``worlds`` worlds, or
-                                ``confirm`` where those left the expert's choice)
-search_action  int16 (n,)       what ``search`` played there (the best value, but the
-                                expert's choice kept unless the best beats it by the margin)
+                                ``confirm`` where those left the kept choice)
+search_action  int16 (n,)       what ``search`` played there (the best value, but the kept
+                                choice, ``keep``'s, unless the best beats it by the margin)
 player_action  int16 (n,)       what the player whose play reached the position chose
 search_seed    uint64 (n,)      the seed the search bot was reset with for this decision:
-                                ``SearchBot(worlds, ms=0, margin, confirm)`` reset with it and shown the
-                                observation chooses ``search_action`` with exactly ``values``
+                                the settings' search (:func:`train.labels.teacher`) reset
+                                with it and shown the observation chooses ``search_action``
+                                with exactly ``values``
 ============== ================ ===========================================================
 
 Any policy input of the project is a function of ``observation`` and ``action_mask``
@@ -60,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.search import MAX_WORLDS, ROLLOUTS
+from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.atomic_file import atomic_path, write_text
 from agents.shared.npz_file import open_regular, read_npz
 from allfours_env import N_ACTIONS
@@ -111,8 +112,10 @@ class LabelSettings:
     shard_rows: int
     tables: int  # tables of the vector engine the player's matches are played on, per shard
     rules: dict
-    confirm: int = 0  # search's confirm: worlds in all before a label leaves the expert's choice (0: off)
+    confirm: int = 0  # search's confirm: worlds in all before a label leaves the kept choice (0: off)
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
+    keep: str = "expert"  # search's keep: whose choice stands unless beaten by the margin (expert or a policy file)
+    infer: str = ""  # search's infer: the network whose likelihood draws the worlds ("": none, uniform worlds)
 
     def __post_init__(self) -> None:
         """Each setting's type and range (those of search's options too): a LabelSetError naming it."""
@@ -127,8 +130,10 @@ class LabelSettings:
             raise LabelSetError(str(err)) from None
         if self.confirm and self.confirm <= self.worlds:
             raise LabelSetError(f"confirm must be 0 (off) or more than worlds ({self.worlds}), got {self.confirm}")
-        if self.rollout not in ROLLOUTS:
-            raise LabelSetError(f"rollout must be one of {ROLLOUTS}, got {self.rollout!r}")
+        for name, names in (("rollout", ROLLOUTS), ("keep", ("expert",)), ("infer", ("",))):
+            value = getattr(self, name)
+            if value not in names and not value.endswith(POLICY_SUFFIXES):
+                raise LabelSetError(f"{name} must be one of {names} or a policy file (.npz or .zip), got {value!r}")
         try:
             Rules(**self.rules)
         except (TypeError, ValueError) as err:
@@ -167,9 +172,13 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
     _write_settings(folder, settings)
 
 
-def move_player(folder: Path, player: str) -> None:
-    """Name the player's policy file at its new place (a run folder moved with the file in it)."""
-    _write_settings(folder, replace(read_meta(folder), player=player))
+FILE_SETTINGS = ("player", "keep", "rollout", "infer")  # settings that may name a policy file
+
+
+def move_files(folder: Path, **paths: str) -> None:
+    """Name policy files of the settings (:data:`FILE_SETTINGS`) at their new places (a run folder
+    moved with the files in it)."""
+    _write_settings(folder, replace(read_meta(folder), **paths))
 
 
 def _write_settings(folder: Path, settings: LabelSettings) -> None:

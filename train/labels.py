@@ -11,8 +11,9 @@
    rather than following a few positions move by move;
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
    depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
-   leave the expert's choice), reset with a seed of its own that the row keeps: every legal
-   action's searched value is stored, and the action search plays.
+   leave the kept choice; ``keep``, ``rollout`` and ``infer`` as search's options, the expert's
+   choice and rollouts and uniform worlds by default), reset with a seed of its own that the row
+   keeps: every legal action's searched value is stored, and the action search plays.
 
 A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
 shard's positions and row seeds again (from the shard's seed: cheap next to searching) and
@@ -149,9 +150,7 @@ def label_shard(
     observations, masks, player_actions, seeds = (
         a[rows.start : rows.stop] for a in (observations, masks, player_actions, seeds)
     )
-    search = SearchBot(
-        worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm
-    )
+    search = teacher(settings)
     values = np.full(masks.shape, np.nan, dtype=np.float32)
     search_actions = np.empty(len(rows), dtype=np.int16)
     for i in range(len(rows)):
@@ -169,6 +168,14 @@ def label_shard(
         "player_action": player_actions.astype(np.int16),
         "search_seed": seeds,
     }
+
+
+def teacher(settings: LabelSettings) -> SearchBot:
+    """The search that labels the set of ``settings`` (no time budget: each label depends on its seed only)."""
+    return SearchBot(
+        worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm,
+        keep=settings.keep, infer=settings.infer or None,
+    )  # fmt: skip
 
 
 _counter = None  # labels done, shared by the workers with the parent
@@ -284,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     number_option(parser, "--worlds", 32, "worlds searched per decision")
     number_option(parser, "--margin", 0.01, "search's margin")
     number_option(parser, "--confirm", 0, "worlds in all before a label leaves the expert's choice (search's; 0: off)")
+    parser.add_argument("--keep", default="expert", help="whose choice a label keeps unless search beats it by the "
+                        "margin: expert or a policy file (search on top of the network)")
+    parser.add_argument("--rollout", default="expert", help="search's rollout policy: expert, greedy or a policy file")
+    parser.add_argument("--infer", default="", help="a policy file whose likelihood of the other seats' decisions "
+                        "draws search's worlds (default: none, uniform worlds)")
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument(
         "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"
@@ -307,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             settings = check_settings(args)
             for bot in filter(None, (settings.player, settings.opponents)):
                 agents.make(bot)  # an unknown bot fails now, with the list of bots
+            teacher(settings)  # and a missing or damaged policy file of search's
             if args.address:
                 check_address(args.address)
             todo = _open_out(settings, args.out)
@@ -345,9 +358,9 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     check_range("--workers", args.workers, 1, MAX_WORKERS)
     rules = asdict(Rules(**parse_rule_options(args.rule)))
     return LabelSettings(
-        count=args.count, worlds=args.worlds, margin=args.margin, rollout="expert", player=args.player,
+        count=args.count, worlds=args.worlds, margin=args.margin, rollout=args.rollout, player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
-        opponents=args.opponents,
+        opponents=args.opponents, keep=args.keep, infer=args.infer,
     )  # fmt: skip
 
 

@@ -597,9 +597,9 @@ def train_in_held_run(
 
 
 def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
-    """The network PPO is pulled toward: ``init_policy``'s, or the last round's student (a
-    ResumeError if it is missing or damaged)."""
-    if config.init_policy:
+    """The network PPO is pulled toward: the last round's student (a ResumeError if it is missing
+    or damaged), or without rounds ``init_policy``'s."""
+    if not config.distil_labels:
         return init_weights(config.init_policy, config.layout, config.net_arch)
     path = expert_iteration.student_path(config.run_dir, len(config.distil_labels))
     try:
