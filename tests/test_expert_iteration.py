@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
 from train import expert_iteration as ei
 from train import labels
-from train.config import ConfigError, TrainConfig, check_memory, config_from_dict
+from train.config import ConfigError, TrainConfig, check_memory, config_from_dict, init_weights
 from train.label_set import iter_shards, read_meta
 from train.network import set_actor
 from train.progress import Progress
@@ -66,7 +66,7 @@ def test_each_round_leaves_a_student_its_labels_and_its_scores(rounds) -> None:
         (r, 1.5, labels, bot, *row[4:]) for (r, labels), bot, row in zip(
             [(1, 24), (1, 24), (2, 36), (2, 36)], ["random", "rule_based"] * 2, ei.read_rounds(run_dir))
     ]  # fmt: skip
-    assert all(0 <= low <= rate <= high <= 1 for *_, rate, low, high in ei.read_rounds(run_dir))
+    assert all(0 <= low <= rate <= high <= 1 for *_, rate, low, high, _ in ei.read_rounds(run_dir))
     assert (run_dir / ei.ROUNDS_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert list((run_dir / ei.TB_DIR).glob("events.out.tfevents.*"))
     for line in ("round 1: labelling 24 decisions of expert", "round 2: labelling 6 decisions of",
@@ -90,10 +90,21 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
     """The loop of issue 41 end to end: with label_search keep={student} each round's search keeps
     the previous round's student's choice (round 1's: the start, students/round-0.npz), and every
     label is what that search plays from the row's seed."""
-    config = tiny(tmp_path, label_search="keep={student},infer={student}", distil_labels=[12, 6])
+    config = tiny(
+        tmp_path, label_search="keep={student},infer={student}", distil_labels=[12, 6], teacher_eval={"random": 2}
+    )
     config.run_dir.mkdir()
     start = start_weights(config)
-    run(config)
+    _, log = run(config)
+    assert sorted((row[0], row[7], row[3]) for row in ei.read_rounds(config.run_dir)) == [
+        (r, player, bot) for r in (1, 2) for player, bot in
+        (("student", "random"), ("student", "rule_based"), ("teacher", "random"))
+    ]  # fmt: skip
+    assert "round 2: teacher vs random" in log
+    assert ei.teacher_spec(config, 2) == (
+        f"search:worlds=4,ms=0,margin=0.01,keep={ei.student_path(config.run_dir, 1)},rollout=expert,"
+        f"infer={ei.student_path(config.run_dir, 1)}"
+    )
     saved = load_weights(ei.student_path(config.run_dir, 0))
     assert all(np.array_equal(saved[k], start[k]) for k in start)
     for folder, round_ in (("round-1", 1), ("round-2-self", 2), ("round-2-rule_based", 2)):
@@ -111,6 +122,22 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
                 assert search.act(asked) == action
                 kept += keeper.act(asked) == action
         assert kept > 0  # (the margin keeps the student's choice where search finds nothing better)
+
+
+def test_rounds_after_init_policy_begin_with_its_own_positions(tmp_path: Path) -> None:
+    """init_policy with rounds: the network is round 0's student, whose play reaches round 1's
+    positions (a DAgger round) and which round 1's search reads."""
+    config = tiny(
+        tmp_path, init_policy="student", imitate="", net_arch=[256, 256], distil_labels=[6], label_search="keep={student}"
+    )
+    config.run_dir.mkdir()
+    start = init_weights(config.init_policy, config.layout, config.net_arch)
+    ei.run_rounds(config, start, Progress(enabled=False), minutes=lambda: 0.5)
+    first = str(ei.student_path(config.run_dir, 0))
+    assert all(np.array_equal(load_weights(first)[k], start[k]) for k in start)
+    for folder, opponents in (("round-1-self", ""), ("round-1-rule_based", "rule_based")):
+        meta = read_meta(config.run_dir / "labels" / folder)
+        assert (meta.player, meta.opponents, meta.keep) == (first, opponents, first)
 
 
 @pytest.mark.parametrize(
@@ -243,3 +270,8 @@ def test_the_pull_moves_the_actor_toward_the_student_after_each_update(tmp_path:
     assert after < before - 0.1, (before, after)
     model.num_timesteps = 10**6  # faded out: no pass
     assert pull.apply(model) is None
+
+
+def test_a_rounds_file_written_before_the_player_column_reads_as_the_students(tmp_path: Path) -> None:
+    (tmp_path / ei.ROUNDS_CSV).write_text("round,minutes,labels,bot,win_rate,low,high\n1,2.5,24,expert,0.6,0.5,0.7\n")
+    assert ei.read_rounds(tmp_path) == [(1, 2.5, 24, "expert", 0.6, 0.5, 0.7, "student")]

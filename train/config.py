@@ -122,6 +122,7 @@ class TrainConfig(Options):
     distil_suit_copies: int
     distil_learning_rate: float
     distil_eval: dict[str, int]  # bot -> board pairs
+    teacher_eval: dict[str, int]  # bot -> board pairs, for the round's labelling search
     label_workers: int
     student_pull: float  # train/pull.py
     student_pull_steps: int
@@ -135,8 +136,10 @@ class TrainConfig(Options):
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
             )
         label_search_options(self.label_search, STUDENT)
-        if len(self.distil_labels) > 1 and not self.dagger_opponents:
-            raise ConfigError("dagger_opponents must name a bot or self when distil_labels has two or more rounds")
+        if (len(self.distil_labels) > 1 or self.init_policy and self.distil_labels) and not self.dagger_opponents:
+            raise ConfigError(
+                "dagger_opponents must name a bot or self when distil_labels has two or more rounds, or one after init_policy"
+            )
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.policy_input not in POLICY_INPUTS:
@@ -151,6 +154,7 @@ class TrainConfig(Options):
             "imitate": imitate,
             "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
             "distil_eval": list(self.distil_eval),
+            "teacher_eval": list(self.teacher_eval),
         }  # fmt: skip
         for key, names in bots.items():
             for name in names:
@@ -240,6 +244,7 @@ RANGES = {
     "critic_arch": Range(1, MAX_LAYER, each=True),
     "distil_labels": Range(1, MAX_LABELS, each=True),
     "distil_eval": Range(1, MAX_EVAL_BOARDS, each=True),
+    "teacher_eval": Range(1, MAX_EVAL_BOARDS, each=True),
     "opponents": Range(0.0, MAX_COEF, each=True),
 }
 

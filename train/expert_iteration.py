@@ -7,8 +7,8 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    ``label_search`` its keep, rollout and infer options, where ``{student}`` is the previous
    round's student and round 1's is the start, ``students/round-0.npz``: the teacher improves
    with its student), every legal action's value kept. The first round's positions come from
-   ``expert`` playing itself; each later round's from the previous round's student (DAgger: the
-   positions its own play reaches),
+   ``expert`` playing itself (from the start, round 0's student, where ``init_policy`` gives one);
+   each later round's from the previous round's student (DAgger: the positions its own play reaches),
    split evenly between ``dagger_opponents`` (``self``: the student at every seat; a bot name: the
    student against that bot).
 2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far by
@@ -17,9 +17,12 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    held out to report the regret. The student is ``students/round-K.npz`` (K = 1, 2, ...), a policy file.
    A resumed run reads it as the learner's kind of network only (:func:`read_student`); a damaged
    one is fitted again, the same.
-3. **Evaluate** the student against each bot of ``distil_eval`` (duplicate, its number of board pairs):
-   ``rounds.csv``, ``expert_iteration.png`` and the ``expert_iteration/*`` tensorboard tags
-   (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``, ``win_rate_high_vs_<bot>``, at step K).
+3. **Evaluate** the student against each bot of ``distil_eval`` and the round's teacher (its
+   labelling search, :func:`teacher_spec`) against each of ``teacher_eval`` (duplicate, its number
+   of board pairs; ``search_v1``, the frozen reference, measures both on one scale):
+   ``rounds.csv`` (a row per player and bot), ``expert_iteration.png`` and the
+   ``expert_iteration/*`` tensorboard tags (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``,
+   ``win_rate_high_vs_<bot>``, the teacher's with ``teacher_`` before them, at step K).
 
 PPO then starts from the last student's actor. Everything is kept in the run folder (label sets
 under ``labels/``, :mod:`train.label_set`), so a stopped run resumes where it was: a round whose
@@ -82,14 +85,13 @@ def read_student(path: Path, actor: Weights) -> Weights:
 def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettings]]:
     """The label sets of round ``round_`` (1, 2, ...): folder and settings, each with a seed of its own."""
     count = config.distil_labels[round_ - 1]
-    if round_ == 1:
+    previous = str(student_path(config.run_dir, round_ - 1))
+    if round_ == 1 and not config.init_policy:
         parts = [("", FIRST_PLAYER, count)]
     else:
         n = len(config.dagger_opponents)
-        player = str(student_path(config.run_dir, round_ - 1))
-        parts = [(name, player, count // n + (i < count % n)) for i, name in enumerate(config.dagger_opponents)]
-    teacher = str(student_path(config.run_dir, round_ - 1))
-    search = {"rollout": "expert", **label_search_options(config.label_search, teacher)}
+        parts = [(name, previous, count // n + (i < count % n)) for i, name in enumerate(config.dagger_opponents)]
+    search = {"rollout": "expert", **label_search_options(config.label_search, previous)}
     sets = []
     for part, (opponent, player, rows) in enumerate(parts):
         if rows == 0:
@@ -122,7 +124,7 @@ def run_rounds(
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
     student = start
-    if STUDENT in config.label_search:  # round 1's search reads the start as its student
+    if config.init_policy or STUDENT in config.label_search:  # round 1 reads the start as its student
         _save_start(student_path(config.run_dir, 0), start)
     for round_ in range(1, len(config.distil_labels) + 1):
         sets = label_sets(config, round_)
@@ -140,9 +142,9 @@ def run_rounds(
             path.parent.mkdir(exist_ok=True)
             save_weights(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
-        if {row[3] for row in rows if row[0] == round_} != set(config.distil_eval):
+        if {(row[7], row[3]) for row in rows if row[0] == round_} != set(evaluations(config)):
             labelled = sum(config.distil_labels[:round_])
-            scores = _evaluate(config, path, round_, labelled, minutes(), workers, progress)
+            scores = _evaluate(config, round_, labelled, minutes(), workers, progress)
             rows = [row for row in rows if row[0] != round_] + scores
             write_rounds(config.run_dir, rows)
     return student
@@ -197,31 +199,54 @@ def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, 
     return actor.weights(config.layout)
 
 
-Row = tuple[int, float, int, str, float, float, float]  # round, minutes, labels, bot, win rate, low, high
+Row = tuple[int, float, int, str, float, float, float, str]  # round, minutes, labels, bot, win rate, low, high, player
+PLAYERS = ("student", "teacher")  # whose strength a row of rounds.csv measures
+
+
+def evaluations(config: TrainConfig) -> dict[tuple[str, str], int]:
+    """What each round is measured by: (player, bot) -> board pairs, the round's student against
+    each bot of ``distil_eval`` and its teacher (the round's labelling search) against each of
+    ``teacher_eval``."""
+    return {
+        **{("student", bot): boards for bot, boards in config.distil_eval.items()},
+        **{("teacher", bot): boards for bot, boards in config.teacher_eval.items()},
+    }
+
+
+def teacher_spec(config: TrainConfig, round_: int) -> str:
+    """Round ``round_``'s labelling search as a bot spec (every label set of a round has one search)."""
+    settings = label_sets(config, round_)[0][1]
+    options = {
+        "worlds": settings.worlds, "ms": 0, "margin": settings.margin, "confirm": settings.confirm,
+        "keep": settings.keep, "rollout": settings.rollout, "infer": settings.infer,
+    }  # fmt: skip
+    return "search:" + ",".join(f"{key}={value}" for key, value in options.items() if value not in ("", 0) or key == "ms")
 
 
 def _evaluate(
-    config: TrainConfig, student: Path, round_: int, labelled: int, minutes: float, workers: int, progress: Progress
+    config: TrainConfig, round_: int, labelled: int, minutes: float, workers: int, progress: Progress
 ) -> list[Row]:
     rows: list[Row] = []
     writer = SummaryWriter(str(config.run_dir / TB_DIR))
-    for opponent, boards in config.distil_eval.items():
+    players = {"student": str(student_path(config.run_dir, round_)), "teacher": teacher_spec(config, round_)}
+    for (player, opponent), boards in evaluations(config).items():
         kind = f"evaluation against {opponent}"
-        with progress.phase(f"evaluating the student against {opponent}", "boards", boards, work=kind):
+        with progress.phase(f"evaluating the {player} against {opponent}", "boards", boards, work=kind):
             result = evaluate(
-                str(student), opponent, boards=boards, rules=config.rules,
+                players[player], opponent, boards=boards, rules=config.rules,
                 workers=min(workers, boards), on_progress=progress.add,
             )  # fmt: skip
         low, high = result.win_rate_ci
-        rows.append((round_, minutes, labelled, opponent, result.win_rate, low, high))
+        rows.append((round_, minutes, labelled, opponent, result.win_rate, low, high, player))
+        prefix = "" if player == "student" else "teacher_"
         for tag, value in (("win_rate", result.win_rate), ("win_rate_low", low), ("win_rate_high", high)):
-            writer.add_scalar(f"{TB_DIR}/{tag}_vs_{opponent}", value, round_)
-        progress.say(f"round {round_}: student vs {opponent} {result.win_rate:.3f} [{low:.3f}, {high:.3f}]")
+            writer.add_scalar(f"{TB_DIR}/{prefix}{tag}_vs_{opponent}", value, round_)
+        progress.say(f"round {round_}: {player} vs {opponent} {result.win_rate:.3f} [{low:.3f}, {high:.3f}]")
     writer.close()
     return rows
 
 
-COLUMNS = ("round", "minutes", "labels", "bot", "win_rate", "low", "high")
+COLUMNS = ("round", "minutes", "labels", "bot", "win_rate", "low", "high", "player")
 
 
 def read_rounds(run_dir: Path) -> list[Row]:
@@ -230,11 +255,14 @@ def read_rounds(run_dir: Path) -> list[Row]:
     if not path.exists():
         return []
     rows = list(csv.reader(io.StringIO(path.read_text())))[1:]
-    return [(int(r[0]), float(r[1]), int(r[2]), r[3], float(r[4]), float(r[5]), float(r[6])) for r in rows]
+    return [
+        (int(r[0]), float(r[1]), int(r[2]), r[3], float(r[4]), float(r[5]), float(r[6]), r[7] if len(r) > 7 else "student")
+        for r in rows
+    ]  # (a run begun before the player column measured its students only)
 
 
 def write_rounds(run_dir: Path, rows: list[Row]) -> None:
     curve.write_csv(run_dir / ROUNDS_CSV, COLUMNS, sorted(rows))
-    points = [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in rows]
+    points = [(r[0], r[1], r[3] + (" (teacher)" if r[7] == "teacher" else ""), r[4], r[5], r[6]) for r in rows]
     picture = curve.picture(points, f"{run_dir.name}: the student after each round", "expert-iteration round")
     write_bytes(run_dir / ROUNDS_PNG, picture)

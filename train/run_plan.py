@@ -122,8 +122,9 @@ def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[
 
 def _round_work(config: TrainConfig, round_: int) -> list[Work]:
     """What round ``round_`` has left to do, from the run folder (expert_iteration.run_rounds)."""
-    evaluations = [Work(f"evaluation against {bot}", boards) for bot, boards in config.distil_eval.items()]
-    if {row[3] for row in ei.read_rounds(config.run_dir) if row[0] == round_} == set(config.distil_eval):
+    measures = ei.evaluations(config)
+    evaluations = [Work(f"evaluation against {bot}", boards) for (_, bot), boards in measures.items()]
+    if {(row[7], row[3]) for row in ei.read_rounds(config.run_dir) if row[0] == round_} == set(measures):
         evaluations = []
     if ei.student_path(config.run_dir, round_).exists():
         return evaluations
