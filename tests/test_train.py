@@ -95,7 +95,7 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     assert curve[0] == "steps,minutes,bot,win_rate,low,high" and len(curve) >= 1 + 2 * 3  # start, middle, end
     assert (whole / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rounds = (whole / "rounds.csv").read_text().splitlines()  # two rounds of expert iteration, one bot
-    assert rounds[0] == "round,minutes,labels,bot,win_rate,low,high" and [r[:2] for r in rounds[1:]] == ["1,", "2,"]
+    assert rounds[0] == "round,minutes,labels,bot,win_rate,low,high,player" and [r[:2] for r in rounds[1:]] == ["1,", "2,"]
     assert (whole / "expert_iteration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
