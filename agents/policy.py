@@ -282,11 +282,11 @@ def check_weights(weights: Weights, source: Any) -> int:
             if not np.isfinite(in_float32).all():
                 raise fail(f"{name} holds NaN or infinite values, or values beyond float32's range")
         size = width
-    _check_activation_bound(weights, n_hidden, fail)
+    check_activation_bound(weights, n_hidden, fail)
     return layout
 
 
-def _check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:
+def check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:
     """Refuse weights that could overflow float32 in a forward pass: for inputs in
     [-INPUT_BOUND, INPUT_BOUND], |layer output| <= |W|^T |layer input| + |b| (tanh and ReLU never
     grow a value), computed in float64; every bound must stay below MAX_ACTIVATION."""
