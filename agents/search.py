@@ -151,8 +151,8 @@ from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
 from .policy import PolicyBot, batch_inputs
-from .values import VALUE_V1, load_value
 from .search_kernels import rollout_actions, sample_worlds
+from .values import VALUE_V1, load_value
 
 DEFAULT_WORLDS = 64
 DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the kept choice

@@ -70,7 +70,8 @@ def load_value(path: str | Path) -> ValueNet:
     try:
         weights = read_npz(path, MAX_MEMBER_BYTES)
     except (OSError, *DAMAGED) as err:
-        raise CheckpointError(f"{path} is not a readable value file: {type(err).__name__}: {shorten(str(err))}") from None
+        problem = f"{type(err).__name__}: {shorten(str(err))}"
+        raise CheckpointError(f"{path} is not a readable value file: {problem}") from None
     return ValueNet(weights, str(path))
 
 

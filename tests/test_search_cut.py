@@ -34,8 +34,8 @@ def play_positions(seed: int, rules: Rules | None = None):
 
 def constant_value(path: Path, chance_logit: float = 0.0) -> Path:
     """A value file whose network says the same chance everywhere (zero weights, a bias)."""
-    save_value({"w0": np.zeros((INPUTS, 4), np.float32), "b0": np.zeros(4, np.float32),
-                "w_out": np.zeros((4, 1), np.float32), "b_out": np.full(1, chance_logit, np.float32)}, path)  # fmt: skip
+    hidden = {"w0": np.zeros((INPUTS, 4), np.float32), "b0": np.zeros(4, np.float32)}
+    save_value({**hidden, "w_out": np.zeros((4, 1), np.float32), "b_out": np.full(1, chance_logit, np.float32)}, path)
     return path
 
 

@@ -9,8 +9,9 @@ the seat to act's observation and the other hands are kept with the outcome: whe
 team wins the match once the deal is over (search's :func:`agents.search.match_value`: 1 or 0
 where the deal ends the match, else the match model's chance from the final score). A ReLU
 network (torch) is fitted to them by cross-entropy (Adam, its rate falling linearly to 0); a
-tenth of the deals is held out, and the epoch with the least held-out squared error is kept. The last line gives the held-out mean squared error
-beside that of the mean outcome (what the network explains) and the file written.
+tenth of the deals is held out, and the epoch with the least held-out squared error is kept.
+The last line gives that error beside the mean outcome's (what the network explains) and the
+file written. The default, 200,000 deals (1.1M trick ends), took 4 min 24 s and 6.3 GB here.
 """
 
 from __future__ import annotations
