@@ -341,6 +341,7 @@ def run_labels(capsys: pytest.CaptureFixture, out: Path, *more: str) -> tuple[in
         (["--keep", "missing.npz"], "no policy file at 'missing.npz'"),
         (["--rollout", "student"], r"rollout must be one of \('expert', 'greedy'\) or a policy file"),
         (["--infer", "missing.npz"], "no policy file at 'missing.npz'"),
+        (["--cut", "13"], r"cut must be an integer in \[0, 12\]"),
     ],
 )
 def test_bad_label_settings_are_exit_2_before_any_work(tmp_path, capsys, more, message) -> None:

@@ -218,7 +218,7 @@ def teacher_spec(config: TrainConfig, round_: int) -> str:
     settings = label_sets(config, round_)[0][1]
     options = {
         "worlds": settings.worlds, "ms": 0, "margin": settings.margin, "confirm": settings.confirm,
-        "keep": settings.keep, "rollout": settings.rollout, "infer": settings.infer,
+        "keep": settings.keep, "rollout": settings.rollout, "infer": settings.infer, "cut": settings.cut,
     }  # fmt: skip
     return "search:" + ",".join(f"{key}={value}" for key, value in options.items() if value not in ("", 0) or key == "ms")
 

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.atomic_file import atomic_path, write_text
 from agents.shared.npz_file import open_regular, read_npz
 from allfours_env import N_ACTIONS
@@ -91,7 +91,7 @@ MAX_SHARD_ROWS = 20_000  # a shard's positions are drawn from 4x as many recorde
 MAX_TABLES = 1024  # matches a shard's player plays at once (16 give about 2,500 decisions)
 SETTING_RANGES = {  # LabelSettings' integers: (lowest, highest)
     "count": (1, MAX_LABELS), "worlds": (1, MAX_WORLDS), "confirm": (0, MAX_WORLDS), "seed": (0, MAX_SEED),
-    "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES),
+    "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES), "cut": (0, MAX_CUT),
 }  # fmt: skip
 
 
@@ -116,6 +116,7 @@ class LabelSettings:
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
     keep: str = "expert"  # search's keep: whose choice stands unless beaten by the margin (expert or a policy file)
     infer: str = ""  # search's infer: the network whose likelihood draws the worlds ("": none, uniform worlds)
+    cut: int = 0  # search's cut: tricks after which rollouts are valued by the shipped value network (0: off)
 
     def __post_init__(self) -> None:
         """Each setting's type and range (those of search's options too): a LabelSetError naming it."""

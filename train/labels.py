@@ -11,8 +11,8 @@
    rather than following a few positions move by move;
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
    depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
-   leave the kept choice; ``keep``, ``rollout`` and ``infer`` as search's options, the expert's
-   choice and rollouts and uniform worlds by default), reset with a seed of its own that the row
+   leave the kept choice; ``keep``, ``rollout``, ``infer`` and ``cut`` as search's options, the
+   expert's choice and rollouts, uniform worlds and whole rollouts by default), reset with a seed of its own that the row
    keeps: every legal action's searched value is stored, and the action search plays.
 
 A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
@@ -174,7 +174,7 @@ def teacher(settings: LabelSettings) -> SearchBot:
     """The search that labels the set of ``settings`` (no time budget: each label depends on its seed only)."""
     return SearchBot(
         worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm,
-        keep=settings.keep, infer=settings.infer or None,
+        keep=settings.keep, infer=settings.infer or None, cut=settings.cut,
     )  # fmt: skip
 
 
@@ -296,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout", default="expert", help="search's rollout policy: expert, greedy or a policy file")
     parser.add_argument("--infer", default="", help="a policy file whose likelihood of the other seats' decisions "
                         "draws search's worlds (default: none, uniform worlds)")
+    number_option(parser, "--cut", 0, "tricks after which search's rollouts are valued by the value network (0: off)")
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument(
         "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"
@@ -360,7 +361,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout=args.rollout, player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
-        opponents=args.opponents, keep=args.keep, infer=args.infer,
+        opponents=args.opponents, keep=args.keep, infer=args.infer, cut=args.cut,
     )  # fmt: skip
 
 
