@@ -635,6 +635,8 @@ class SearchBot(SeededBot):
             asked = np.flatnonzero(agree & (masks.sum(axis=1) > 1))
             if len(asked):
                 agree[asked] = self._model_actions(worlds.observe(tables=asked), masks[asked]) == action
+            if not agree.any():
+                break  # (no world left to replay)
         return agree
 
     @staticmethod
