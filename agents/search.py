@@ -117,10 +117,10 @@ hands of the world, fitted to the outcome of ``expert`` playing such deals to th
 train.values``); tables whose deal ends first (the last trick, or a match won) keep their exact
 outcome, so a cut at or after the deal's last trick is the full rollout. Its use would be cost:
 a network in the rollouts (``rollout=<policy file>``) then plays a trick or two rather than the
-whole deal. Measured, it costs strength: on top of the student with the student's rollouts, a cut
-after one trick made 0.17 points a deal less than the same search without it (docs/
-expert_iteration.md, "What each lever adds"): the network's error (0.115 of a chance, root mean
-square) dwarfs the differences between actions it must rank. The points of
+whole deal. Measured, it costs strength: on top of the student, the student's rollouts cut after
+one trick made -0.081 points a deal against ``search_v1`` where whole ``expert`` rollouts made
++0.085 (docs/expert_iteration.md, "What each lever adds"): the network's error (0.115 of a
+chance, root mean square) dwarfs the differences between the actions it must rank. The points of
 :meth:`SearchBot.search` count to the cut. ``cut`` and ``opponents`` are not taken together.
 
 Against ``rule_based`` over 100 deal boards (``python -m eval search:opponents=rule_based
