@@ -207,7 +207,7 @@ def test_the_server_warns_on_all_addresses_and_stops_on_ctrl_c_with_one_line():
         out, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert process.returncode == 130 and out.strip() == "stopped"
+    assert process.returncode == 130 and out.strip() == "stopped", (process.returncode, out, err[-3000:])
     assert "warning: listening on every address" in err and "Traceback" not in err
 
 
