@@ -687,7 +687,8 @@ class SearchBot(SeededBot):
         are the arena's learner seats, played by the rollout policy)."""
         n_worlds, n_actions = worlds.n, len(actions)
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
-        cut_at = games.kernel_state()[0][:, TRICKS_PLAYED] + self.cut  # (before the action)
+        if self.cut:
+            cut_at = games.kernel_state()[0][:, TRICKS_PLAYED] + self.cut  # (before the action)
         games.step(np.tile(actions, n_worlds))
         if self.cut:
             cut_values = self._roll_out_to_cut(games, cut_at)

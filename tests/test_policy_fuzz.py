@@ -98,18 +98,22 @@ def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool) -> bytes:
     return buffer.getvalue()
 
 
+def damaged_npz(original: dict[str, np.ndarray], rng: np.random.Generator, path: Path) -> Path:
+    """``original``'s arrays mutated (:func:`mutate_arrays`), saved, the archive sometimes damaged too, at ``path``."""
+    data = npz_bytes(mutate_arrays(original, rng), compressed=bool(rng.integers(2)))
+    if rng.random() < 0.35:
+        data = damage_archive(data, rng)
+    path.write_bytes(data)
+    return path
+
+
 @pytest.mark.parametrize("source", SHIPPED, ids=lambda p: p.stem)
 def test_damaged_npz_policies_are_refused_or_play(source: Path, tmp_path: Path, observations) -> None:
     original = dict(np.load(source))
     outcomes = {"refused": 0, "plays": 0}
     for case in range(NPZ_CASES // len(SHIPPED)):
         rng = np.random.default_rng([40, SHIPPED.index(source), case])
-        arrays = mutate_arrays(original, rng)
-        data = npz_bytes(arrays, compressed=bool(rng.integers(2)))
-        if rng.random() < 0.35:
-            data = damage_archive(data, rng)
-        path = tmp_path / f"case_{case}.npz"
-        path.write_bytes(data)
+        path = damaged_npz(original, rng, tmp_path / f"case_{case}.npz")
         try:
             outcomes[loads_or_refuses(path, observations)] += 1
         except Exception as err:
@@ -122,13 +126,7 @@ def test_damaged_value_networks_are_refused_or_give_chances(tmp_path: Path) -> N
     x = np.random.default_rng(0).integers(0, 2, size=(16, INPUTS)).astype(np.float32)
     outcomes = {"refused": 0, "loads": 0}
     for case in range(NPZ_CASES // 3):
-        rng = np.random.default_rng([41, case])
-        arrays = mutate_arrays(original, rng)
-        data = npz_bytes(arrays, compressed=bool(rng.integers(2)))
-        if rng.random() < 0.35:
-            data = damage_archive(data, rng)
-        path = tmp_path / f"case_{case}.npz"
-        path.write_bytes(data)
+        path = damaged_npz(original, np.random.default_rng([41, case]), tmp_path / f"case_{case}.npz")
         try:
             net = load_value(path)
         except CheckpointError as err:

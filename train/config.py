@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeVar
 import yaml
 
 from agents.policy import POLICY_INPUTS
-from agents.search import MAX_CUT, MAX_WORLDS
+from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
@@ -138,7 +138,8 @@ class TrainConfig(Options):
         label_search_options(self.label_search, STUDENT)
         if (len(self.distil_labels) > 1 or self.init_policy and self.distil_labels) and not self.dagger_opponents:
             raise ConfigError(
-                "dagger_opponents must name a bot or self when distil_labels has two or more rounds, or one after init_policy"
+                "dagger_opponents must name a bot or self when distil_labels has two or more rounds, "
+                "or one after init_policy"
             )
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
@@ -417,7 +418,7 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
 
 
 STUDENT = "{student}"  # in label_search: the previous round's student (round 1's: the actor the rounds start from)
-LABEL_SEARCH = {"keep": ("expert",), "rollout": ("expert", "greedy"), "infer": (), "cut": ()}  # option -> names
+LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS, "infer": (), "cut": ()}  # option -> names
 
 
 def label_search_options(text: str, student: str) -> dict[str, str | int]:
@@ -438,7 +439,7 @@ def label_search_options(text: str, student: str) -> dict[str, str | int]:
                 raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {value!r}")
             options[key] = int(value)
             continue
-        if value not in (*allowed, STUDENT) and not value.endswith((".npz", ".zip")):
+        if value not in (*allowed, STUDENT) and not value.endswith(POLICY_SUFFIXES):
             raise ConfigError(
                 f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "
                 f"got {value!r}"

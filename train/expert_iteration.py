@@ -142,7 +142,7 @@ def run_rounds(
             path.parent.mkdir(exist_ok=True)
             save_weights(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
-        if {(row[7], row[3]) for row in rows if row[0] == round_} != set(evaluations(config)):
+        if not measured(config, rows, round_):
             labelled = sum(config.distil_labels[:round_])
             scores = _evaluate(config, round_, labelled, minutes(), workers, progress)
             rows = [row for row in rows if row[0] != round_] + scores
@@ -213,14 +213,15 @@ def evaluations(config: TrainConfig) -> dict[tuple[str, str], int]:
     }
 
 
+def measured(config: TrainConfig, rows: list[Row], round_: int) -> bool:
+    """Whether ``rows`` (of ``rounds.csv``) hold every measure of round ``round_``."""
+    return {(row[7], row[3]) for row in rows if row[0] == round_} == set(evaluations(config))
+
+
 def teacher_spec(config: TrainConfig, round_: int) -> str:
     """Round ``round_``'s labelling search as a bot spec (every label set of a round has one search)."""
-    settings = label_sets(config, round_)[0][1]
-    options = {
-        "worlds": settings.worlds, "ms": 0, "margin": settings.margin, "confirm": settings.confirm,
-        "keep": settings.keep, "rollout": settings.rollout, "infer": settings.infer, "cut": settings.cut,
-    }  # fmt: skip
-    return "search:" + ",".join(f"{key}={value}" for key, value in options.items() if value not in ("", 0) or key == "ms")
+    options = label_sets(config, round_)[0][1].search_options()
+    return "search:" + ",".join(f"{k}={v}" for k, v in options.items() if v not in (None, 0) or k == "ms")
 
 
 def _evaluate(
@@ -256,7 +257,7 @@ def read_rounds(run_dir: Path) -> list[Row]:
         return []
     rows = list(csv.reader(io.StringIO(path.read_text())))[1:]
     return [
-        (int(r[0]), float(r[1]), int(r[2]), r[3], float(r[4]), float(r[5]), float(r[6]), r[7] if len(r) > 7 else "student")
+        (int(r[0]), float(r[1]), int(r[2]), r[3], float(r[4]), float(r[5]), float(r[6]), (r[7:] or ["student"])[0])
         for r in rows
     ]  # (a run begun before the player column measured its students only)
 

@@ -140,6 +140,14 @@ class LabelSettings:
         except (TypeError, ValueError) as err:
             raise LabelSetError(f"rules: {err}") from None
 
+    def search_options(self) -> dict[str, int | float | str | None]:
+        """The labelling search's options (SearchBot's keywords; ``ms=0``, no time budget: each label
+        depends on its seed only)."""
+        return {
+            "worlds": self.worlds, "ms": 0, "margin": self.margin, "confirm": self.confirm, "keep": self.keep,
+            "rollout": self.rollout, "infer": self.infer or None, "cut": self.cut,
+        }  # fmt: skip
+
     def shards(self) -> int:
         return -(-self.count // self.shard_rows)
 

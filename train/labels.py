@@ -12,8 +12,9 @@
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
    depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
    leave the kept choice; ``keep``, ``rollout``, ``infer`` and ``cut`` as search's options, the
-   expert's choice and rollouts, uniform worlds and whole rollouts by default), reset with a seed of its own that the row
-   keeps: every legal action's searched value is stored, and the action search plays.
+   expert's choice and rollouts, uniform worlds and whole rollouts by default), reset with a
+   seed of its own that the row keeps: every legal action's searched value is stored, and the
+   action search plays.
 
 A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
 shard's positions and row seeds again (from the shard's seed: cheap next to searching) and
@@ -171,11 +172,8 @@ def label_shard(
 
 
 def teacher(settings: LabelSettings) -> SearchBot:
-    """The search that labels the set of ``settings`` (no time budget: each label depends on its seed only)."""
-    return SearchBot(
-        worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm,
-        keep=settings.keep, infer=settings.infer or None, cut=settings.cut,
-    )  # fmt: skip
+    """The search that labels the set of ``settings`` (:meth:`LabelSettings.search_options`)."""
+    return SearchBot(**settings.search_options())
 
 
 _counter = None  # labels done, shared by the workers with the parent

@@ -122,9 +122,8 @@ def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[
 
 def _round_work(config: TrainConfig, round_: int) -> list[Work]:
     """What round ``round_`` has left to do, from the run folder (expert_iteration.run_rounds)."""
-    measures = ei.evaluations(config)
-    evaluations = [Work(f"evaluation against {bot}", boards) for (_, bot), boards in measures.items()]
-    if {(row[7], row[3]) for row in ei.read_rounds(config.run_dir) if row[0] == round_} == set(measures):
+    evaluations = [Work(f"evaluation against {bot}", boards) for (_, bot), boards in ei.evaluations(config).items()]
+    if ei.measured(config, ei.read_rounds(config.run_dir), round_):
         evaluations = []
     if ei.student_path(config.run_dir, round_).exists():
         return evaluations

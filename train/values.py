@@ -26,7 +26,7 @@ import numpy as np
 from agents.expert import expert_actions
 from agents.search import match_value
 from agents.shared.processes import one_blas_thread
-from agents.values import FORMAT, ValueNet, save_value
+from agents.values import save_value
 from allfours_env.actions import PLAY
 from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
@@ -124,7 +124,6 @@ def fit(
     for k, name in enumerate([*range(len(hidden)), "_out"]):
         weights[f"w{name}"] = parameters[2 * k].T.astype(np.float32).copy()
         weights[f"b{name}"] = parameters[2 * k + 1].astype(np.float32)
-    ValueNet({**weights, "format": np.array(FORMAT)})  # (checked as a value file is)
     return weights, error, baseline
 
 
