@@ -263,18 +263,24 @@ def check_weights(weights: Weights, source: Any) -> int:
     if set(weights) != expected:
         missing, extra = sorted(expected - set(weights)), sorted(set(weights) - expected)
         raise fail(f"the arrays must be {sorted(expected)}; missing {missing}, unexpected {extra}")
-    size = inputs = input_size(layout)
+    inputs = input_size(layout)
+    check_layers(weights, n_hidden, inputs, N_ACTIONS, fail, f"layout {layout}: {inputs} inputs, {N_ACTIONS} actions")
+    return layout
+
+
+def check_layers(weights: Weights, n_hidden: int, inputs: int, outputs: int, fail: Any, shapes: str) -> None:
+    """Raise ``fail(problem)`` unless ``w0, b0, ..., w_out, b_out`` chain an MLP from ``inputs`` to
+    ``outputs`` (``shapes`` says so in the message) in finite float32-range values whose forward
+    pass cannot overflow (:func:`check_activation_bound`): the one walk of policy and value files."""
+    size = inputs
     for i in [*range(n_hidden), "_out"]:
         w, b = weights[f"w{i}"], weights[f"b{i}"]
         if w.ndim != 2 or w.shape[1] < 1:
-            raise fail(f"w{i} must be a matrix of {size} rows (layout {layout}: {inputs} inputs), got shape {w.shape}")
-        width = N_ACTIONS if i == "_out" else w.shape[1]
+            raise fail(f"w{i} must be a matrix of {size} rows ({shapes}), got shape {w.shape}")
+        width = outputs if i == "_out" else w.shape[1]
         for name, array, shape in ((f"w{i}", w, (size, width)), (f"b{i}", b, (width,))):
             if array.shape != shape:
-                raise fail(
-                    f"{name} has shape {array.shape}, expected {shape}"
-                    f" (layout {layout}: {inputs} inputs, {N_ACTIONS} actions)"
-                )
+                raise fail(f"{name} has shape {array.shape}, expected {shape} ({shapes})")
             if array.dtype.kind != "f":
                 raise fail(f"{name} has dtype {array.dtype}; weights are floating point")
             with np.errstate(over="ignore"):  # an overflow to inf is what the check finds
@@ -283,7 +289,6 @@ def check_weights(weights: Weights, source: Any) -> int:
                 raise fail(f"{name} holds NaN or infinite values, or values beyond float32's range")
         size = width
     check_activation_bound(weights, n_hidden, fail)
-    return layout
 
 
 def check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:

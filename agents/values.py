@@ -24,7 +24,7 @@ import numpy as np
 from allfours_env import OBS_SIZE
 from allfours_env.vector import OTHER_HANDS_SIZE
 
-from .policy import MAX_MEMBER_BYTES, CheckpointError, check_activation_bound
+from .policy import MAX_MEMBER_BYTES, CheckpointError, check_layers, hidden_layers
 from .shared.atomic_file import atomic_path
 from .shared.npz_file import DAMAGED, read_npz, shorten
 
@@ -36,28 +36,18 @@ Weights = dict[str, np.ndarray]
 
 def check_value(weights: Weights, source: object) -> int:
     """The number of hidden layers of a value network's ``weights``; a CheckpointError naming
-    ``source`` and what is wrong (arrays, shapes, dtypes, finite values, a bound on activations)."""
+    ``source`` and what is wrong (arrays, then the layers as a policy file's, :func:`check_layers`)."""
 
     def fail(problem: str) -> CheckpointError:
         return CheckpointError(f"{source}: {problem}")
 
     if "format" not in weights or np.ndim(weights["format"]) != 0 or str(weights["format"]) != FORMAT:
         raise fail(f"not a value network: its 'format' must be {FORMAT!r}")
-    n_hidden = sum(1 for k in weights if k.startswith("b") and k[1:].isdigit())
+    n_hidden = hidden_layers(weights)
     expected = {"format", "w_out", "b_out"} | {f"{p}{i}" for p in "wb" for i in range(n_hidden)}
     if set(weights) != expected:
         raise fail(f"the arrays must be {sorted(expected)}, got {sorted(weights)}")
-    size = INPUTS
-    for i in [*range(n_hidden), "_out"]:
-        w, b = weights[f"w{i}"], weights[f"b{i}"]
-        width = 1 if i == "_out" else (w.shape[1] if w.ndim == 2 else -1)
-        for name, array, shape in ((f"w{i}", w, (size, width)), (f"b{i}", b, (width,))):
-            if array.shape != shape or width < 1:
-                raise fail(f"{name} has shape {array.shape}, expected {shape} ({INPUTS} inputs, one output)")
-            if array.dtype != np.float32 or not np.isfinite(array).all():
-                raise fail(f"{name} must hold finite float32 values")
-        size = width
-    check_activation_bound(weights, n_hidden, fail)
+    check_layers(weights, n_hidden, INPUTS, 1, fail, f"{INPUTS} inputs, one output")
     return n_hidden
 
 
@@ -88,8 +78,9 @@ class ValueNet:
 
     def __init__(self, weights: Weights, source: object = "value network") -> None:
         n_hidden = check_value(weights, source)
-        self.hidden = [(weights[f"w{i}"], weights[f"b{i}"]) for i in range(n_hidden)]
-        self.out = (weights["w_out"], weights["b_out"])
+        as32 = {name: np.asarray(array, np.float32) for name, array in weights.items() if name != "format"}
+        self.hidden = [(as32[f"w{i}"], as32[f"b{i}"]) for i in range(n_hidden)]
+        self.out = (as32["w_out"], as32["b_out"])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         for w, b in self.hidden:

@@ -6,6 +6,7 @@ behaviour; ``tests/test_golden.py`` fails on any other change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,14 @@ EXPERT_WANDERS = 0.3  # chance the played move is a random legal one instead, to
 def expert_decisions(seed: int, rules: dict) -> str:
     """One line per decision of a seeded match: the expert's choice, and the move played (the
     expert's, or with chance EXPERT_WANDERS a random legal one)."""
+    return wandering_match(seed, rules, None)
+
+
+def wandering_match(seed: int, rules: dict, choose: Callable[[dict, int], int] | None) -> str:
+    """A seeded match played by ``expert``, with chance EXPERT_WANDERS a random legal move: one line
+    per decision, the seat, the choice asked about and the move played. ``choose(observation,
+    line)`` makes the choice at each decision with more than one legal action (None: the expert's
+    at every decision)."""
     import agents
     from allfours_env.engine import Game
     from allfours_env.observation import encode_with_mask
@@ -79,10 +88,13 @@ def expert_decisions(seed: int, rules: dict) -> str:
     lines = [f"seed {seed} rules {rules}"]
     while not game.is_over:
         observation, mask = encode_with_mask(game, game.current)
-        choice = expert.act({"observation": observation, "action_mask": mask})
+        asked = {"observation": observation, "action_mask": mask}
         legal = np.flatnonzero(mask)
-        played = int(legal[rng.integers(len(legal))]) if rng.random() < EXPERT_WANDERS else choice
-        lines.append(f"{game.current} {allfours_env.action_text(choice)} {allfours_env.action_text(played)}")
+        played = expert.act(asked)
+        if choose is None or len(legal) > 1:
+            choice = played if choose is None else choose(asked, len(lines))
+            played = int(legal[rng.integers(len(legal))]) if rng.random() < EXPERT_WANDERS else played
+            lines.append(f"{game.current} {allfours_env.action_text(choice)} {allfours_env.action_text(played)}")
         game.step(played)
     return "\n".join(lines) + "\n"
 
@@ -94,30 +106,16 @@ SEARCH_V1_MATCHES = ((21, {}), (22, GOLDEN_MATCHES[1][2]))
 
 
 def search_v1_decisions(seed: int, rules: dict) -> str:
-    """One line per decision with a choice of a seeded match played by ``expert`` (with chance
-    EXPERT_WANDERS a random legal move): the seat, search_v1's choice (its seed: the decision's
-    number) and the move played."""
+    """:func:`wandering_match`'s lines with search_v1's choice (its seed: the decision's line number)."""
     import agents
-    from allfours_env.engine import Game
-    from allfours_env.observation import encode_with_mask
-    from allfours_env.rules import Rules
 
-    rng = np.random.default_rng(seed)
-    game = Game(Rules(**rules), np.random.default_rng(seed))
-    expert, search = agents.make("expert"), agents.make("search_v1")
-    lines = [f"seed {seed} rules {rules}"]
-    while not game.is_over:
-        observation, mask = encode_with_mask(game, game.current)
-        asked = {"observation": observation, "action_mask": mask}
-        legal = np.flatnonzero(mask)
-        played = expert.act(asked)
-        if len(legal) > 1:
-            search.reset(len(lines))
-            choice = search.act(asked)
-            played = int(legal[rng.integers(len(legal))]) if rng.random() < EXPERT_WANDERS else played
-            lines.append(f"{game.current} {allfours_env.action_text(choice)} {allfours_env.action_text(played)}")
-        game.step(played)
-    return "\n".join(lines) + "\n"
+    search = agents.make("search_v1")
+
+    def choose(asked: dict, line: int) -> int:
+        search.reset(line)
+        return search.act(asked)
+
+    return wandering_match(seed, rules, choose)
 
 
 def write_expert_golden() -> Path:
