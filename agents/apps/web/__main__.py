@@ -17,6 +17,7 @@ import argparse
 import ipaddress
 import math
 import re
+import signal
 import socket
 import sys
 import threading
@@ -108,9 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_settings(parser, args)
     try:
         return serve(parser, args)
-    except KeyboardInterrupt:  # (while starting, or after uvicorn stopped: it raises the Ctrl-C it caught again)
-        print("stopped", flush=True)
-        return 130
+    except KeyboardInterrupt:  # (while starting, before serve takes Ctrl-C over)
+        return stopped()
+
+
+def stopped() -> int:
+    """Say that Ctrl-C stopped the server; its exit code."""
+    print("stopped", flush=True)
+    return 130
 
 
 def serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -143,10 +149,20 @@ def serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     warning = reach_warning(args.host, hosts)
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    interrupted = threading.Event()
+
+    def on_ctrl_c(signum: int, frame: object) -> None:
+        interrupted.set()
+        server.should_exit = True  # (uvicorn holds Ctrl-C while it serves, and hands its own back here)
+
+    # From here on Ctrl-C never raises: a KeyboardInterrupt in the middle of an import, while the
+    # warm-up thread imports too, could leave an import lock held and the process hung.
+    signal.signal(signal.SIGINT, on_ctrl_c)
     print(f"All Fours web page: http://{shown}:{port}/  (Ctrl-C stops the server)", flush=True)
     threading.Thread(target=warm_up, daemon=True).start()
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run(sockets=[sock])
-    return 0
+    server.run(sockets=[sock])
+    return stopped() if interrupted.is_set() else 0
 
 
 def check_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
