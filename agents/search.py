@@ -358,6 +358,10 @@ class Searched:
     values: np.ndarray
     points: np.ndarray | None = None
 
+    def regret(self, action: int) -> float:
+        """The best action's value minus ``action``'s (a chance of the match; 0 for the best)."""
+        return float(self.values.max() - self.values[np.flatnonzero(self.actions == action)[0]])
+
 
 def even_batch(worlds_left: int, n_actions: int) -> int:
     """The worlds of a batch when time is not short: ``worlds_left`` split evenly into as few

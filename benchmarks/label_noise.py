@@ -25,12 +25,13 @@ import numpy as np
 from agents.policy import PolicyBot
 from agents.search import SearchBot
 from agents.shared.processes import one_blas_thread
+from eval.stats import mean_interval
 from train.label_set import iter_shards, read_meta
+from train.labels import teacher
 
 
 def mean_ci(x: np.ndarray) -> str:
-    half = 1.96 * x.std(ddof=1) / np.sqrt(len(x))
-    return f"{x.mean():.4f} [{x.mean() - half:.4f}, {x.mean() + half:.4f}]"
+    return "{:.4f} [{:.4f}, {:.4f}]".format(*mean_interval(x))
 
 
 def main() -> None:
@@ -51,10 +52,7 @@ def main() -> None:
             break
     data = {name: np.concatenate(parts)[: args.rows] for name, parts in rows.items()}
     precise = SearchBot(worlds=args.worlds, ms=0, margin=0.0, rollout=settings.rollout)
-    again = SearchBot(
-        worlds=settings.worlds, ms=0, margin=settings.margin, rollout=settings.rollout, confirm=settings.confirm,
-        keep=settings.keep, infer=settings.infer or None, cut=settings.cut,
-    )  # fmt: skip
+    again = teacher(settings)
     regret = {"player": [], "label": [], "a fresh search like the label's": [], **{p: [] for p in args.policies}}
     policies = {path: PolicyBot.from_file(path) for path in args.policies}
     started = time.monotonic()
@@ -62,15 +60,13 @@ def main() -> None:
         asked = {"observation": data["observation"][i], "action_mask": data["action_mask"][i].view(np.int8)}
         precise.reset(args.seed + i)
         searched = precise.search(asked)
-        value = dict(zip(searched.actions.tolist(), searched.values.tolist(), strict=True))
-        best = max(value.values())
         again.reset(args.seed + 10**9 + i)
         for name, action in (
             ("player", data["player_action"][i]), ("label", data["search_action"][i]),
             ("a fresh search like the label's", again.act(asked)),
             *((path, bot.act(asked)) for path, bot in policies.items()),
         ):  # fmt: skip
-            regret[name].append(best - value[int(action)])
+            regret[name].append(searched.regret(int(action)))
     print(f"{len(data['search_action'])} decisions of {args.labels}, values of {args.worlds} worlds "
           f"({time.monotonic() - started:.0f} s): mean regret, a chance of the match (95% interval)")  # fmt: skip
     for name, values in regret.items():

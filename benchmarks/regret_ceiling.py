@@ -34,6 +34,7 @@ import allfours_env
 from agents.search import SearchBot
 from agents.shared.processes import one_blas_thread
 from allfours_env.actions import STAND
+from eval.stats import mean_interval
 
 PRECISE = "another precise search"
 PHASES = ("bids", "cards")
@@ -61,16 +62,14 @@ def match_regrets(
         legal = np.flatnonzero(observation["action_mask"])
         if len(legal) > 1 and agent in ("player_0", "player_2"):
             precise.reset(decision + 1)
-            searched = precise.search(observation)
-            value = dict(zip(searched.actions.tolist(), searched.values.tolist(), strict=True))
-            best, phase = max(value.values()), int(legal[0] < STAND)
+            searched, phase = precise.search(observation), int(legal[0] < STAND)
             again.reset(decision + 2)
             choices = {player: action, PRECISE: again.act(observation)}
             for spec, other in others.items():
                 other.reset(decision + 3)
                 choices[spec] = other.act(observation)
             for name, choice in choices.items():
-                found[name].append((phase, best - value[int(choice)]))
+                found[name].append((phase, searched.regret(int(choice))))
         env.step(action)
     return found
 
@@ -102,17 +101,16 @@ def main() -> None:
         counts = sum(1 for p, _ in found[args.player] if p == phase)
         print(f"{phase_name}: {counts / args.matches:.1f} decisions a match (one team's)")
         for name, rows in found.items():
-            regret = np.array([r for p, r in rows if p == phase])
-            half = 1.96 * regret.std(ddof=1) / np.sqrt(len(regret))
-            print(f"  {name:{width}s}  a decision {regret.mean():.5f} [{regret.mean() - half:.5f}, "
-                  f"{regret.mean() + half:.5f}]  a match {regret.sum() / args.matches:.4f}")  # fmt: skip
+            regret = [r for p, r in rows if p == phase]
+            mean, low, high = mean_interval(regret)
+            print(f"  {name:{width}s}  a decision {mean:.5f} [{low:.5f}, {high:.5f}]  "
+                  f"a match {sum(regret) / args.matches:.4f}")  # fmt: skip
     precise = np.array([r for _, r in found[PRECISE]])
     print("regret a match beyond another precise search's (what choosing by these values would gain over it):")
     for name, rows in found.items():
         if name != PRECISE:
             gap = (np.array([r for _, r in rows]) - precise) * len(precise) / args.matches  # paired by decision
-            half = 1.96 * gap.std(ddof=1) / np.sqrt(len(gap))
-            print(f"  {name:{width}s}  {gap.mean():.4f} [{gap.mean() - half:.4f}, {gap.mean() + half:.4f}]")
+            print("  {:{}s}  {:.4f} [{:.4f}, {:.4f}]".format(name, width, *mean_interval(gap)))
 
 if __name__ == "__main__":
     main()
