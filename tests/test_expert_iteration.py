@@ -124,6 +124,35 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
         assert kept > 0  # (the margin keeps the student's choice where search finds nothing better)
 
 
+def test_distil_loss_action_fits_the_actions_search_played(tmp_path: Path) -> None:
+    """Fitted to its 24 labels to the end, a round's student with distil_loss action plays the
+    action search played (the expert's choice where no other beat it by the margin), even where
+    another action has the best searched value; with logits it follows the values there instead."""
+    students = {}
+    for loss in ("action", "logits"):
+        config = tiny(
+            tmp_path / loss, distil_labels=[24], distil_loss=loss, distil_epochs=200, distil_learning_rate=0.01,
+            distil_suit_copies=0, distil_eval={"random": 1},
+        )  # fmt: skip
+        config.run_dir.mkdir(parents=True)
+        students[loss] = PolicyBot(run(config)[0])
+    plays: dict[str, list[int]] = {"action": [], "logits": []}
+    searched, best = [], []
+    for shard in iter_shards(tmp_path / "action" / "ei" / "labels" / "round-1"):  # (the same labels in both runs)
+        for observation, mask, action, values in zip(
+            shard["observation"], shard["action_mask"], shard["search_action"], shard["values"]
+        ):
+            for loss, bot in students.items():
+                plays[loss].append(bot.act({"observation": observation, "action_mask": mask.view(np.int8)}))
+            searched.append(action)
+            best.append(np.nanargmax(np.where(mask, values, np.nan)))
+    searched, differ = np.array(searched), np.array(searched) != np.array(best)
+    action, logits = np.array(plays["action"]) == searched, np.array(plays["logits"]) == searched
+    assert differ.sum() >= 2  # (labels where search kept the expert's choice over a better-valued one)
+    assert action.sum() >= len(searched) - 1  # (one label of the 24 is held out)
+    assert action[differ].sum() > logits[differ].sum()
+
+
 def test_rounds_after_init_policy_begin_with_its_own_positions(tmp_path: Path) -> None:
     """init_policy with rounds: the network is round 0's student, whose play reaches round 1's
     positions (a DAgger round) and which round 1's search reads."""
@@ -221,6 +250,7 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"dagger_opponents": ["self", "nobody"]}, "dagger_opponents"),
         ({"distil_eval": {"nobody": 2}}, "distil_eval"),
         ({"distil_eval": {"expert": 0}}, r"distil_eval\['expert'\] must be an integer in \[1, 100,000\], got 0"),
+        ({"distil_loss": "values"}, r"distil_loss must be one of \['logits', 'action'\], got 'values'"),
         ({"distil_epochs": 0}, r"distil_epochs must be an integer in \[1, 10,000\], got 0"),
         ({"distil_suit_copies": -1}, r"distil_suit_copies must be an integer in \[0, 23\] \(0: none\), got -1"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),

@@ -29,6 +29,7 @@ from allfours_env.vector import OTHER_HANDS_SIZE
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/league.py)
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/learner_env.py)
+DISTIL_LOSSES = ("logits", "action")  # how a round fits its student (train/expert_iteration.py)
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
 # installed from a wheel (pyproject.toml installs configs/ as train/configs/).
@@ -118,6 +119,7 @@ class TrainConfig(Options):
     label_confirm: int
     label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
     dagger_opponents: list[str]
+    distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
     distil_epochs: int
     distil_suit_copies: int
     distil_learning_rate: float
@@ -143,6 +145,8 @@ class TrainConfig(Options):
             )
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
+        if self.distil_loss not in DISTIL_LOSSES:
+            raise ConfigError(f"distil_loss must be one of {list(DISTIL_LOSSES)}, got {self.distil_loss!r}")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if self.critic_sees_hands and not self.critic_arch:

@@ -61,6 +61,9 @@ FIRST_PLAYER = "expert"  # whose play reaches the first round's positions
 SEARCH_MARGIN = 0.01  # search's default margin
 SHARD_ROWS = 2000
 TEMPERATURE = 0.01  # logit matching: a chance of the match of 0.01 above the legal mean is one logit
+# distil_loss -> train.distil.fit's loss and temperature: "action" is cross-entropy toward the action
+# search played (temperature 0), which moves a student only where its search left its choice
+DISTIL_FITS = {"logits": ("logits", TEMPERATURE), "action": ("cross_entropy", 0.0)}
 HOLDOUT = 0.05
 ROUNDS_CSV, ROUNDS_PNG = "rounds.csv", "expert_iteration.png"
 TB_DIR = "expert_iteration"
@@ -192,9 +195,10 @@ def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, 
     ):  # (reading the labels counts in the fit's time)
         labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
         actor = Actor.from_weights(start)
+        loss_kind, temperature = DISTIL_FITS[config.distil_loss]
         fit(
-            actor, labels, TEMPERATURE, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
-            seed=config.seed + round_, loss_kind="logits", say=progress.say, on_batch=progress.add,
+            actor, labels, temperature, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
+            seed=config.seed + round_, loss_kind=loss_kind, say=progress.say, on_batch=progress.add,
         )  # fmt: skip
     return actor.weights(config.layout)
 
