@@ -29,7 +29,11 @@ from allfours_env.vector import OTHER_HANDS_SIZE
 
 SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/league.py)
 HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/learner_env.py)
-DISTIL_LOSSES = ("logits", "action")  # how a round fits its student (train/expert_iteration.py)
+# distil_loss -> train.distil.fit's loss and temperature, how a round fits its student
+# (train/expert_iteration.py): "logits" regresses each legal logit on its searched value, a chance
+# of the match of 0.01 above the legal mean being one logit; "action" is cross-entropy toward the
+# action search played
+DISTIL_FITS = {"logits": ("logits", 0.01), "action": ("cross_entropy", 0.0)}
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
 # installed from a wheel (pyproject.toml installs configs/ as train/configs/).
@@ -145,8 +149,8 @@ class TrainConfig(Options):
             )
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
-        if self.distil_loss not in DISTIL_LOSSES:
-            raise ConfigError(f"distil_loss must be one of {list(DISTIL_LOSSES)}, got {self.distil_loss!r}")
+        if self.distil_loss not in DISTIL_FITS:
+            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {self.distil_loss!r}")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if self.critic_sees_hands and not self.critic_arch:

@@ -49,7 +49,7 @@ from allfours_env.rules import Rules
 from eval import evaluate
 
 from . import curve
-from .config import MAX_SEED, SELF, STUDENT, TrainConfig, label_search_options
+from .config import DISTIL_FITS, MAX_SEED, SELF, STUDENT, TrainConfig, label_search_options
 from .distil import Actor, fit, read_labels
 from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from .labels import DEFAULT_TABLES, make_labels
@@ -60,10 +60,6 @@ from .state_file import regular_file
 FIRST_PLAYER = "expert"  # whose play reaches the first round's positions
 SEARCH_MARGIN = 0.01  # search's default margin
 SHARD_ROWS = 2000
-TEMPERATURE = 0.01  # logit matching: a chance of the match of 0.01 above the legal mean is one logit
-# distil_loss -> train.distil.fit's loss and temperature: "action" is cross-entropy toward the action
-# search played (temperature 0), which moves a student only where its search left its choice
-DISTIL_FITS = {"logits": ("logits", TEMPERATURE), "action": ("cross_entropy", 0.0)}
 HOLDOUT = 0.05
 ROUNDS_CSV, ROUNDS_PNG = "rounds.csv", "expert_iteration.png"
 TB_DIR = "expert_iteration"
