@@ -18,7 +18,15 @@ pytest.importorskip("sb3_contrib")
 from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
 from train import expert_iteration as ei
 from train import labels
-from train.config import ConfigError, TrainConfig, check_memory, config_from_dict, init_weights
+from train.config import (
+    ConfigError,
+    TrainConfig,
+    check_memory,
+    config_from_dict,
+    fitted_labels,
+    held_labels,
+    init_weights,
+)
 from train.label_set import iter_shards, read_meta
 from train.network import set_actor
 from train.progress import Progress
@@ -153,6 +161,38 @@ def test_distil_loss_action_fits_the_actions_search_played(tmp_path: Path) -> No
     assert action[differ].sum() > logits[differ].sum()
 
 
+def test_distil_from_previous_fits_the_last_student_to_its_own_rounds_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """distil_from previous: round 2 fits round 1's student, on round 2's labels alone (start: the
+    warm start on both rounds' labels); a resumed round fits the same student again."""
+    fits: dict[str, list[tuple[dict[str, np.ndarray], list[str]]]] = {}
+    read_labels, from_weights = ei.read_labels, ei.Actor.from_weights
+    for mode in ("start", "previous"):
+        seen: list[list[str]] = []
+        starts: list[dict[str, np.ndarray]] = []
+        monkeypatch.setattr(ei, "read_labels", lambda f, *a, **k: seen.append(list(f)) or read_labels(f, *a, **k))
+        monkeypatch.setattr(ei.Actor, "from_weights", lambda w: starts.append(w) or from_weights(w))
+        config = tiny(tmp_path / mode, distil_from=mode)
+        config.run_dir.mkdir(parents=True)
+        start = start_weights(config)
+        last = ei.run_rounds(config, start, Progress(enabled=False), minutes=lambda: 0.5)
+        fits[mode] = [(w, [Path(f).name for f in folders]) for w, folders in zip(starts, seen)]
+        first = load_weights(ei.student_path(config.run_dir, 1))
+        assert all(np.array_equal(fits[mode][0][0][k], start[k]) for k in start)  # round 1 fits the warm start
+        round_2_start = first if mode == "previous" else start
+        assert all(np.array_equal(fits[mode][1][0][k], round_2_start[k]) for k in start)
+        if mode == "previous":  # a stopped round fits the same student again
+            ei.student_path(config.run_dir, 2).unlink()
+            again = ei.run_rounds(config, start, Progress(enabled=False), minutes=lambda: 0.5)
+            assert all(np.array_equal(again[k], last[k]) for k in last)
+    assert [folders for _, folders in fits["start"]] == [["round-1"], ["round-1", "round-2-self", "round-2-rule_based"]]
+    assert [folders for _, folders in fits["previous"]][:2] == [["round-1"], ["round-2-self", "round-2-rule_based"]]
+    assert fitted_labels(tiny(tmp_path, distil_from="previous"), 2) == 12
+    assert fitted_labels(tiny(tmp_path, distil_from="start"), 2) == 36
+    assert (held_labels(tiny(tmp_path, distil_from="previous")), held_labels(tiny(tmp_path))) == (24, 36)
+
+
 def test_rounds_after_init_policy_begin_with_its_own_positions(tmp_path: Path) -> None:
     """init_policy with rounds: the network is round 0's student, whose play reaches round 1's
     positions (a DAgger round) and which round 1's search reads."""
@@ -251,6 +291,7 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"distil_eval": {"nobody": 2}}, "distil_eval"),
         ({"distil_eval": {"expert": 0}}, r"distil_eval\['expert'\] must be an integer in \[1, 100,000\], got 0"),
         ({"distil_loss": "values"}, r"distil_loss must be one of \['logits', 'action'\], got 'values'"),
+        ({"distil_from": "scratch"}, r"distil_from must be one of \['start', 'previous'\], got 'scratch'"),
         ({"distil_epochs": 0}, r"distil_epochs must be an integer in \[1, 10,000\], got 0"),
         ({"distil_suit_copies": -1}, r"distil_suit_copies must be an integer in \[0, 23\] \(0: none\), got -1"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),

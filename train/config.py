@@ -34,6 +34,9 @@ HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/lea
 # of the match of 0.01 above the legal mean being one logit; "action" is cross-entropy toward the
 # action search played
 DISTIL_FITS = {"logits": ("logits", 0.01), "action": ("cross_entropy", 0.0)}
+# distil_from: what a round fits. "start": the warm start's actor on every label made so far;
+# "previous": the previous round's student on its own round's labels (each round one step on)
+DISTIL_STARTS = ("start", "previous")
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
 # installed from a wheel (pyproject.toml installs configs/ as train/configs/).
@@ -124,6 +127,7 @@ class TrainConfig(Options):
     label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
+    distil_from: str  # start: the warm start on every label so far; previous: the last student on its round's
     distil_epochs: int
     distil_suit_copies: int
     distil_learning_rate: float
@@ -151,6 +155,8 @@ class TrainConfig(Options):
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.distil_loss not in DISTIL_FITS:
             raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {self.distil_loss!r}")
+        if self.distil_from not in DISTIL_STARTS:
+            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {self.distil_from!r}")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
         if self.critic_sees_hands and not self.critic_arch:
@@ -258,6 +264,16 @@ RANGES = {
 }
 
 
+def fitted_labels(config: TrainConfig, round_: int) -> int:
+    """How many labels round ``round_``'s fit reads: its own round's (distil_from previous) or every one so far."""
+    return config.distil_labels[round_ - 1] if config.distil_from == "previous" else sum(config.distil_labels[:round_])
+
+
+def held_labels(config: TrainConfig) -> int:
+    """The most labels any round's fit holds."""
+    return max((fitted_labels(config, r) for r in range(1, len(config.distil_labels) + 1)), default=0)
+
+
 def memory_needs(config: TrainConfig) -> dict[str, int]:
     """Bytes the big parts of a run take, estimated from the config (the rest, torch and the
     compiled engine, about BASE_BYTES): what :func:`check_memory` holds against the machine."""
@@ -281,8 +297,8 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
             16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
-        "expert-iteration labels (distil_labels, distil_suit_copies)": (
-            LABEL_BYTES * sum(config.distil_labels) * (1 + config.distil_suit_copies)
+        "expert-iteration labels (distil_labels, distil_suit_copies, distil_from)": (
+            LABEL_BYTES * held_labels(config) * (1 + config.distil_suit_copies)
         ),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
     }

@@ -11,12 +11,15 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    each later round's from the previous round's student (DAgger: the positions its own play reaches),
    split evenly between ``dagger_opponents`` (``self``: the student at every seat; a bot name: the
    student against that bot).
-2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far by
-   logit matching (each legal action's logit regressed on its searched value above the legal mean:
-   it averages the labels' noise where cross-entropy toward search's choice copies the expert), 5%
-   held out to report the regret. The student is ``students/round-K.npz`` (K = 1, 2, ...), a policy file.
-   A resumed run reads it as the learner's kind of network only (:func:`read_student`); a damaged
-   one is fitted again, the same.
+2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far
+   (``distil_from: start``), or the previous round's student fitted to its round's labels
+   (``distil_from: previous``: each round a step on from the last, as its teacher is), by logit
+   matching (``distil_loss: logits``: each legal action's logit regressed on its searched value
+   above the legal mean; on labels that keep the expert's choice it averages their noise where
+   cross-entropy toward search's choice copies the expert) or by cross-entropy toward the action
+   search played (``action``), 5% held out to report the regret. The student is
+   ``students/round-K.npz`` (K = 1, 2, ...), a policy file. A resumed run reads it as the learner's
+   kind of network only (:func:`read_student`); a damaged one is fitted again, the same.
 3. **Evaluate** the student against each bot of ``distil_eval`` and the round's teacher (its
    labelling search, :func:`teacher_spec`) against each of ``teacher_eval`` (duplicate, its number
    of board pairs; ``search_v1``, the frozen reference, measures both on one scale):
@@ -49,7 +52,7 @@ from allfours_env.rules import Rules
 from eval import evaluate
 
 from . import curve
-from .config import DISTIL_FITS, MAX_SEED, SELF, STUDENT, TrainConfig, label_search_options
+from .config import DISTIL_FITS, MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
 from .distil import Actor, fit, read_labels
 from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from .labels import DEFAULT_TABLES, make_labels
@@ -107,9 +110,9 @@ def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettin
 
 
 def fit_samples(config: TrainConfig, round_: int) -> int:
-    """The samples round ``round_``'s fit passes over: every label made so far and its
-    relabellings, but the decisions held out, once per epoch."""
-    labels = sum(config.distil_labels[:round_])
+    """The samples round ``round_``'s fit passes over: the labels it fits (:func:`fitted_labels`) and
+    their relabellings, but the decisions held out, once per epoch."""
+    labels = fitted_labels(config, round_)
     return config.distil_epochs * (labels - int(labels * HOLDOUT)) * (1 + config.distil_suit_copies)
 
 
@@ -129,7 +132,7 @@ def run_rounds(
         sets = label_sets(config, round_)
         folders += [folder for folder, _ in sets]
         path = student_path(config.run_dir, round_)
-        student = _finished_student(path, start, round_, progress)
+        previous, student = student, _finished_student(path, start, round_, progress)
         if student is None:
             begun = time.monotonic()
             for folder, settings in sets:
@@ -137,7 +140,10 @@ def run_rounds(
                 against = f" against {settings.opponents}" if settings.opponents else ""
                 progress.say(f"round {round_}: labelling {settings.count:,} decisions of {settings.player}{against}")
                 make_labels(settings, folder, workers, progress, address=address)
-            student = _fit(config, start, folders, round_, progress)
+            if config.distil_from == "previous":
+                student = _fit(config, previous, [folder for folder, _ in sets], round_, progress)
+            else:
+                student = _fit(config, start, folders, round_, progress)
             path.parent.mkdir(exist_ok=True)
             save_weights(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
@@ -184,7 +190,8 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
 
 
 def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
-    labelled = sum(config.distil_labels[:round_])
+    """``start``'s actor fitted to the labels in ``folders``."""
+    labelled = fitted_labels(config, round_)
     copies = f" and {labelled * config.distil_suit_copies:,} relabellings" if config.distil_suit_copies else ""
     with progress.phase(
         f"fitting the student on {labelled:,} labels{copies}", "samples", fit_samples(config, round_), work="fit"
