@@ -127,7 +127,7 @@ class TrainConfig(Options):
     label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
-    distil_from: str  # start: the warm start on every label so far; previous: the last student on its round's
+    distil_from: str  # start: the warm start on every label so far; previous: the last student on its round's labels
     distil_epochs: int
     distil_suit_copies: int
     distil_learning_rate: float

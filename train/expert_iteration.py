@@ -189,15 +189,15 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
         move_files(folder, **moved)
 
 
-def _fit(config: TrainConfig, start: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
-    """``start``'s actor fitted to the labels in ``folders``."""
+def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
+    """The actor ``initial`` (the warm start's, or the previous round's student) fitted to the labels in ``folders``."""
     labelled = fitted_labels(config, round_)
     copies = f" and {labelled * config.distil_suit_copies:,} relabellings" if config.distil_suit_copies else ""
     with progress.phase(
         f"fitting the student on {labelled:,} labels{copies}", "samples", fit_samples(config, round_), work="fit"
     ):  # (reading the labels counts in the fit's time)
         labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
-        actor = Actor.from_weights(start)
+        actor = Actor.from_weights(initial)
         loss_kind, temperature = DISTIL_FITS[config.distil_loss]
         fit(
             actor, labels, temperature, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
