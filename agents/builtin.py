@@ -27,14 +27,15 @@ def pretrained() -> PolicyBot:
 register("pretrained", pretrained)
 
 
-STUDENT = Path(__file__).parent / "pretrained" / "student_v2.npz"
+STUDENT = Path(__file__).parent / "pretrained" / "student_v3.npz"
 
 
 def student() -> PolicyBot:
-    """The network distilled from search (docs/expert_iteration.md): the round-3 student of the
-    default ``python -m train`` run, fitted to search's values of 350,000 decisions, each also with
-    its suits relabelled five ways. (``student_v1.npz``, the first one, stays for the figures
-    measured with it.)"""
+    """The strongest network (docs/expert_iteration.md): the default ``python -m train`` run's
+    student (``student_v2.npz``) taken four rounds further by expert iteration whose search reads
+    the student, as its prior and in its rollouts, each round's student fitted on from the last
+    toward search's actions. (``student_v1.npz`` and ``student_v2.npz`` stay for the figures
+    measured with them.)"""
     return PolicyBot.from_file(STUDENT, name="student")
 
 

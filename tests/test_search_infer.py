@@ -44,7 +44,7 @@ def test_equal_likelihoods_give_exactly_todays_worlds(monkeypatch):
     inferred, plain = SearchBot(infer="student", ms=0, seed=9), SearchBot(ms=0, seed=9)
     monkeypatch.setattr(SearchBot, "decision_log_likelihoods", lambda self, position, decks: np.zeros(len(decks)))
     compared = 0
-    for _, _, position in positions(2, seed=6):
+    for _, _, position in positions(3, seed=6):
         if position.runs_dealt:
             continue
         for bot in (inferred, plain):
