@@ -371,3 +371,22 @@ def test_a_worker_runs_numpy_on_one_blas_thread():
     parent, worker, cores = map(int, out.split())
     assert worker == 1, (out, err)
     assert parent == cores or cores == 1  # the limit is the worker's alone: the command's own process keeps BLAS's default
+
+
+def test_a_sigterm_during_an_evaluation_inside_a_command_is_still_a_sigterm():
+    """A training run's evaluation turns the stop into EvaluationStopped (with the boards played);
+    the command must still end with SIGTERM's line and code, not Ctrl-C's (seen once as 130)."""
+    from agents.shared.processes import Terminated, caught_stop, exit_code, stop_name
+    from eval import evaluate
+    from eval.api import EvaluationStopped
+
+    def stop(signal_exception: KeyboardInterrupt):
+        def on_progress(_: int) -> None:
+            raise signal_exception
+
+        with pytest.raises(EvaluationStopped) as stopped:
+            evaluate("random", "random", boards=2, on_progress=on_progress)
+        return caught_stop(stopped.value)
+
+    assert (exit_code(stop(Terminated())), stop_name(stop(Terminated()))) == (143, "terminated (SIGTERM)")
+    assert (exit_code(stop(KeyboardInterrupt())), stop_name(stop(KeyboardInterrupt()))) == (130, "interrupted")

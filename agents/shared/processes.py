@@ -120,10 +120,15 @@ def stop_handled() -> None:
 
 
 def stop_of(error: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt (or Terminated) behind ``error``: itself, or the cause of a
-    SystemError that compiled code wrapped it in; None for any other error."""
+    """The KeyboardInterrupt (or Terminated) behind ``error``: itself, the cause of a SystemError
+    that compiled code wrapped it in, or the signal's own exception that a stop carrying a partial
+    result names as its ``stop`` (eval's EvaluationStopped: a SIGTERM in a training run's
+    evaluation is still a SIGTERM); None for any other error."""
     while error is not None:
         if isinstance(error, KeyboardInterrupt):
+            wrapped = getattr(error, "stop", None)
+            if isinstance(wrapped, KeyboardInterrupt):
+                return stop_of(wrapped)
             return error
         error = error.__cause__ or error.__context__
     return None
