@@ -5,6 +5,7 @@ exports a playable policy, and bad input."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import subprocess
@@ -283,3 +284,35 @@ def test_unreachable_address_fails_fast_and_writes_nothing(tmp_path, capsys):
     with pytest.raises(SystemExit):
         train_main(["--backend", "rllib", "--config", str(config), "--address", "not-an-address"])
     assert "--address must be HOST:PORT" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stop, code, name", [("SIGTERM", 143, "terminated (SIGTERM)"), ("SIGINT", 130, "interrupted")])
+def test_a_stopped_run_is_one_line_with_the_signals_code_and_resumes(tmp_path, stop, code, name):
+    """SIGTERM (what a cluster's scheduler sends) and Ctrl-C (to the whole process group, as a
+    terminal sends it) end a run with one line naming the stop and the checkpoint to resume from;
+    Ray's own handler would report SIGTERM as a crash and exit with 1."""
+    import signal
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY_CONFIG.replace("total_steps: 1000", "total_steps: 10000000"))
+    command = [sys.executable, "-m", "train", "--backend", "rllib", "--config", str(config), "--output-dir",
+               str(tmp_path)]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # fmt: skip
+    latest = tmp_path / "tiny" / "checkpoints" / "latest"
+    deadline = time.monotonic() + 120
+    while not latest.is_file() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert latest.is_file(), process.stderr.read() if process.poll() is not None else "no checkpoint in 120 s"
+    os.killpg(process.pid, getattr(signal, stop))
+    err = process.communicate(timeout=120)[1]
+    assert process.returncode == code and "Traceback" not in err and "received" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"[train] {name} at step "), err
+    resume = f"python -m train --backend rllib --run-name tiny --output-dir {tmp_path} --resume"
+    assert last.endswith(f"Resume with: {resume}"), err
+    if stop == "SIGTERM":
+        step = int(latest.read_text().split("_")[1])
+        resumed = subprocess.run([sys.executable, *resume.split()[1:], "--total-steps", str(step + 500), "--quiet"],
+                                 cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr

@@ -60,6 +60,15 @@ class WriteFailed(RuntimeError):
     code = WRITE_FAILED_EXIT
 
 
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during training (either backend); the message says what was kept and how
+    to resume, ``code`` is the exit code (130 or 143)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+
 def checkpoint_root(run_dir: Path) -> Path:
     return run_dir / "checkpoints"
 

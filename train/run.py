@@ -66,6 +66,7 @@ from . import curve, expert_iteration, imitation, run_plan
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
+    TrainingInterrupted,
     WriteFailed,
     candidates,
     check_extension,
@@ -103,15 +104,6 @@ DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPER
 
 class OutOfTime(Exception):
     """The run has taken ``max_minutes``: PPO ends at this update (Trainer's last checkpoint written)."""
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during training; the message says what was kept and how to resume,
-    ``code`` is the exit code (130 or 143)."""
-
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.code = code
 
 
 def make_vec_env(config: TrainConfig) -> VecMonitor:

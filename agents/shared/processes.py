@@ -114,6 +114,19 @@ def _quiet_about_stops(unraisable: Any) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+@contextmanager
+def stop_handlers_kept() -> Iterator[None]:
+    """Run a block that installs its own handlers for Ctrl-C or SIGTERM (``ray.init``: Ray's C++
+    core reports SIGTERM as a crash and exits with 1) and put back the ones before it when it ends."""
+    before = {stop: signal.getsignal(stop) for stop in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for stop, handler in before.items():
+            if handler is not None:  # (None: a handler not installed from Python, which cannot be put back)
+                signal.signal(stop, handler)
+
+
 def stop_handled() -> None:
     """The command has caught the stop and is ending: raise it no more."""
     _handled.set()
@@ -143,14 +156,23 @@ def caught_stop(error: BaseException) -> KeyboardInterrupt | None:
     return stop
 
 
+def is_sigterm(stop: KeyboardInterrupt) -> bool:
+    """Whether ``stop`` came from SIGTERM: a :class:`Terminated`, or a plain KeyboardInterrupt
+    raised for the last stop signal received, if that was SIGTERM (a library that waits in compiled
+    code may raise its own KeyboardInterrupt for a stop our handler raised: Ray's ``ray.get`` does)."""
+    if isinstance(stop, Terminated):
+        return True
+    return type(stop) is KeyboardInterrupt and bool(_stops) and _stops[-1] == signal.SIGTERM
+
+
 def exit_code(stop: KeyboardInterrupt) -> int:
     """The exit code of a command stopped by ``stop``: 143 for SIGTERM, 130 for Ctrl-C."""
-    return TERMINATED_EXIT if isinstance(stop, Terminated) else INTERRUPTED_EXIT
+    return TERMINATED_EXIT if is_sigterm(stop) else INTERRUPTED_EXIT
 
 
 def stop_name(stop: KeyboardInterrupt) -> str:
     """How a stop is named in the one line a command prints: "interrupted" or "terminated (SIGTERM)"."""
-    return "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+    return "terminated (SIGTERM)" if is_sigterm(stop) else "interrupted"
 
 
 def exit_on_stop(error: BaseException, line: str) -> int:

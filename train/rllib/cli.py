@@ -20,7 +20,6 @@ from ..config import ConfigError
 from .cluster import ADDRESS_ENV, ClusterError
 from .config import RLLIB_CONFIG, RLlibConfig
 
-INTERRUPTED_EXIT = 130
 PROG = "python -m train --backend rllib"
 MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip install -e '.[rllib]'\n"
 
@@ -50,8 +49,5 @@ def main(argv: list[str]) -> int:
     except WriteFailed as err:  # a checkpoint the disk refused: no temporary folder left, the previous one kept
         print(f"[train] {err}", file=sys.stderr)
         return err.code
-    except KeyboardInterrupt as err:
-        print(str(err) or "[train] interrupted before training started; nothing was written", file=sys.stderr)
-        return INTERRUPTED_EXIT
     print(f"final policy: {final}; tensorboard --logdir {config.run_dir}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import socket
 
+from agents.shared.processes import stop_handlers_kept
+
 ADDRESS_ENV = "RAY_ADDRESS"
 AUTH_MODE_ENV = "RAY_AUTH_MODE"  # Ray 2.60 clusters started by `ray start` require a token by default
 CONNECT_TIMEOUT_S = 5.0
@@ -47,7 +49,13 @@ def cluster_address(address: str | None) -> str | None:
 
 
 def start_ray(address: str | None) -> str:
-    """``ray.init`` on the cluster at ``address`` (see :func:`cluster_address`), else locally; returns where."""
+    """``ray.init`` on the cluster at ``address`` (see :func:`cluster_address`), else locally; returns
+    where. The command's own handlers for Ctrl-C and SIGTERM stay (Ray's would end it as a crash)."""
+    with stop_handlers_kept():
+        return _start_ray(address)
+
+
+def _start_ray(address: str | None) -> str:
     import ray
 
     if address:

@@ -43,12 +43,13 @@ from tensorboardX import SummaryWriter
 
 from agents.policy import MAX_MEMBER_BYTES, PolicyBot, Weights, save_weights
 from agents.shared.atomic_file import write_text
-from agents.shared.processes import one_blas_thread
+from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from eval import evaluate
 
 from ..checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
+    TrainingInterrupted,
     candidates,
     check_extension,
     newest_intact,
@@ -297,14 +298,19 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         save_weights(export_main(algo), final)
         report.writer.close()
         return final
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as error:  # (Ray raises a plain KeyboardInterrupt for either stop)
+        stop = caught_stop(error)
+        if stop is None:
+            raise
         kept = candidates(run_dir)
-        raise KeyboardInterrupt(
-            f"[train] interrupted at step {steps:,}; "
+        raise TrainingInterrupted(
+            f"[train] {stop_name(stop)} at step {steps:,}; "
             + (f"kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume', backend='rllib')}" if kept
-               else "before the first checkpoint: nothing to resume; start it again with the same command")
+               else "before the first checkpoint: nothing to resume; start it again with the same command"),
+            exit_code(stop),
         ) from None
     finally:
-        if algo is not None:
-            algo.stop()
-        ray.shutdown()
+        with interrupts_deferred(reraise=False):  # a second Ctrl-C does not cut the actors' shutdown
+            if algo is not None:
+                algo.stop()
+            ray.shutdown()
