@@ -96,3 +96,26 @@ def test_an_unreachable_cluster_is_a_usage_error_before_any_work(tmp_path, capsy
     assert "no Ray cluster reachable at 127.0.0.1:9" in capsys.readouterr().err
     assert not out.exists()
 
+
+
+def test_sigterm_stops_cluster_labelling_with_one_line_and_keeps_the_finished_parts(tmp_path, cluster):
+    """Ray's own SIGTERM handler would end the command as a crash (exit 1 or an abort)."""
+    import signal
+    import time
+
+    out = tmp_path / "labels"
+    command = [sys.executable, "-m", "train.labels", "--out", str(out), "--count", "2400", "--worlds", "4",
+               "--shard-rows", "600", "--tables", "4", "--address", cluster]  # fmt: skip
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("shard_*.npz")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list(out.glob("shard_*.npz")), process.stderr.read() if process.poll() is not None else "no part in 120 s"
+    process.send_signal(signal.SIGTERM)
+    err = process.communicate(timeout=120)[1]
+    assert process.returncode == 143 and "Traceback" not in err and "received" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "terminated (SIGTERM): stopped; the finished shards and parts are kept, the same command goes on"
+    ), err
+    assert list(out.glob("shard_*.npz"))  # (a part, or a shard its parts made)

@@ -50,6 +50,8 @@ def make_parts_on_ray(
     stop or a failure the tasks not finished are cancelled and Ray is left."""
     import ray
 
+    from agents.shared.processes import interrupts_deferred
+
     from .rllib.cluster import start_ray
 
     start_ray(address)
@@ -66,6 +68,7 @@ def make_parts_on_ray(
                 made += len(columns["search_seed"])
                 advance(made)
     finally:
-        for ref in pending:  # a stop or a failed part: the rest is not waited for
-            ray.cancel(ref, force=True)
-        ray.shutdown()
+        with interrupts_deferred(reraise=False):  # a stop repeated meanwhile does not cut Ray's shutdown
+            for ref in pending:  # a stop or a failed part: the rest is not waited for
+                ray.cancel(ref, force=True)
+            ray.shutdown()
