@@ -93,3 +93,22 @@ def test_the_fit_runs_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert '"sampled"' in out and '"network"' in out
     assert BeliefNet.from_file(tmp_path / "b.npz").layers == 2
+
+
+@pytest.mark.parametrize("command", ["train.beliefs", "train.values"])
+def test_the_fit_commands_check_out_first_and_end_on_a_stop_with_one_line(tmp_path, capsys, monkeypatch, command):
+    import importlib
+
+    module = importlib.import_module(command)
+    for out, message in ((tmp_path / "no" / "b.npz", "does not exist"), (tmp_path / "b.txt", "an .npz file")):
+        with pytest.raises(SystemExit) as exit_info:
+            module.main(["--out", str(out)])  # refused before any play is recorded
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "record", stopped)
+    assert module.main(["--out", str(tmp_path / "b.npz")]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == [f"python -m {command}: interrupted; nothing was written"]
+    assert not list(tmp_path.iterdir())

@@ -29,6 +29,8 @@ from agents.shared.processes import one_blas_thread
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
+from .cli import check_npz_out, run_fit
+
 TABLES = 256
 KEEP_EVERY = 3  # keep one decision in three at each table: less alike, as many matches
 
@@ -134,24 +136,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True, help="the network (.npz)")
     args = parser.parse_args(argv)
-    started = time.monotonic()
-    data = {}
-    for part, rows, seed in (("train", args.train, args.seed), ("test", args.test, args.seed + 1_000_003)):
-        observations, positions, truth = record(rows, seed)
-        prior = SampledBeliefs(args.worlds, seed).probs(observations, positions)
-        data[part] = observations, positions, truth, prior
-    print(f"[beliefs] recorded and sampled {args.train:,} + {args.test:,} decisions ({time.monotonic() - started:.0f} s)")
-    observations, positions, truth, prior = data["train"]
-    net, _ = fit(inputs(observations, positions, prior), prior, truth, args.hidden, args.epochs, args.seed)
-    net.save(args.out)
-    observations, positions, truth, prior = data["test"]
-    trumps = trump_cards(positions, observations)
-    results = {
-        "sampled": quality(prior, truth, trumps),
-        "network": quality(net.probs(observations, positions, prior), truth, trumps),
-    }
-    print(json.dumps(results, indent=1))
-    return 0
+    try:
+        check_npz_out(args.out, "a belief network")
+    except ValueError as err:
+        parser.error(str(err))
+
+    def work() -> int:
+        started = time.monotonic()
+        data = {}
+        for part, rows, seed in (("train", args.train, args.seed), ("test", args.test, args.seed + 1_000_003)):
+            observations, positions, truth = record(rows, seed)
+            prior = SampledBeliefs(args.worlds, seed).probs(observations, positions)
+            data[part] = observations, positions, truth, prior
+        seconds = time.monotonic() - started
+        print(f"[beliefs] recorded and sampled {args.train:,} + {args.test:,} decisions ({seconds:.0f} s)")
+        observations, positions, truth, prior = data["train"]
+        net, _ = fit(inputs(observations, positions, prior), prior, truth, args.hidden, args.epochs, args.seed)
+        observations, positions, truth, prior = data["test"]
+        trumps = trump_cards(positions, observations)
+        results = {
+            "sampled": quality(prior, truth, trumps),
+            "network": quality(net.probs(observations, positions, prior), truth, trumps),
+        }
+        net.save(args.out)  # last: a stop before it writes nothing
+        print(json.dumps(results, indent=1))
+        return 0
+
+    return run_fit(parser.prog, work)
 
 
 if __name__ == "__main__":

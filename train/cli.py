@@ -5,15 +5,48 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from allfours_env.rules import parse_rule_options
 
 
+def check_npz_out(out: Path, what: str = "a policy file") -> None:
+    """A ValueError unless ``--out`` names an ``.npz`` file in a folder that exists and can be
+    written: checked before the work, so that a fit is never lost to a path typed wrong."""
+    if out.suffix != ".npz":
+        raise ValueError(f"--out must name an .npz file ({what}), got {out}")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; name the .npz file to write")
+    folder = out.parent
+    if not folder.is_dir():
+        raise ValueError(f"--out {out}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):  # read-only file systems included (EROFS)
+        raise ValueError(f"--out {out}: the folder {folder} cannot be written")
+
+
 def write_failed(err: OSError) -> str:
     """The one line of a write the disk refused: which file and why."""
     return f"cannot write {err.filename or 'a file'}: {err.strerror or err}"
+
+
+def run_fit(prog: str, work: Callable[[], int]) -> int:
+    """``work()``'s exit code, for a command that records play and fits a network to one file: a
+    Ctrl-C or SIGTERM, or the file refused by the disk, ends it with one line (130 or 143; 74),
+    nothing written."""
+    from agents.shared.processes import WRITE_FAILED_EXIT, exit_on_stop, handle_stops
+
+    handle_stops()
+    try:
+        return work()
+    except OSError as err:
+        print(f"{prog}: {write_failed(err)}; nothing was written", file=sys.stderr)
+        return WRITE_FAILED_EXIT
+    except (KeyboardInterrupt, SystemError) as error:
+        return exit_on_stop(error, prog + ": {stop}; nothing was written")
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -53,7 +52,7 @@ from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thre
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
-from .cli import write_failed
+from .cli import check_npz_out, write_failed
 from .config import (
     LABEL_BYTES,
     MAX_EPOCHS,
@@ -421,7 +420,7 @@ def check_options(args: argparse.Namespace) -> list[int]:
     check_range("--deviation-weight", args.deviation_weight, 0.0, MAX_WEIGHT, low_allowed=False)
     check_range("--suit-copies", args.suit_copies, 0, MAX_SUIT_COPIES)
     check_range("--seed", args.seed, 0, MAX_SEED)
-    _check_out(args.out)
+    check_npz_out(args.out)
     hidden = _hidden_sizes(args.hidden)
     counts = sum(settings.count for settings in check_sets(args.labels))
     labels = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * counts * (1 + args.suit_copies)}
@@ -439,19 +438,6 @@ def _hidden_sizes(text: str) -> list[int]:
     for size in sizes:
         check_range("--hidden", size, 1, MAX_LAYER)
     return sizes
-
-
-def _check_out(out: Path) -> None:
-    """``--out`` must name an ``.npz`` file in a folder that exists and can be written."""
-    if out.suffix != ".npz":
-        raise ConfigError(f"--out must name an .npz file (a policy file), got {out}")
-    if out.is_dir():
-        raise ConfigError(f"--out {out} is a folder; name the .npz file to write")
-    folder = out.parent
-    if not folder.is_dir():
-        raise ConfigError(f"--out {out}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):  # read-only file systems included (EROFS)
-        raise ConfigError(f"--out {out}: the folder {folder} cannot be written")
 
 
 def _start(args: argparse.Namespace, hidden: list[int]) -> tuple[Actor, int]:

@@ -32,6 +32,8 @@ from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
 from allfours_env.vector_kernels import PHASE, TRICK_LEN, TRICKS_PLAYED
 
+from .cli import check_npz_out, run_fit
+
 TABLES = 512
 LEARNING_RATE = 1e-3  # Adam's, falling linearly to 0 over the fit
 BATCH = 512
@@ -135,15 +137,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True, help="the value file (.npz)")
     args = parser.parse_args(argv)
-    if args.deals < 10 or args.epochs < 1 or not args.out.name.endswith(".npz"):
-        parser.error("--deals must be at least 10, --epochs at least 1, and --out a .npz file")
-    started = time.monotonic()
-    x, y, deal = record(args.deals, args.seed)
-    print(f"[values] {len(x):,} trick ends of {args.deals:,} deals ({time.monotonic() - started:.0f} s)", flush=True)
-    weights, error, baseline = fit(x, y, deal, args.hidden, args.epochs, args.seed)
-    save_value(weights, args.out)
-    print(f"[values] held-out squared error {error:.4f} against the mean's {baseline:.4f}: {args.out}")
-    return 0
+    if args.deals < 10 or args.epochs < 1:
+        parser.error("--deals must be at least 10 and --epochs at least 1")
+    try:
+        check_npz_out(args.out, "a value file")
+    except ValueError as err:
+        parser.error(str(err))
+
+    def work() -> int:
+        started = time.monotonic()
+        x, y, deal = record(args.deals, args.seed)
+        seconds = time.monotonic() - started
+        print(f"[values] {len(x):,} trick ends of {args.deals:,} deals ({seconds:.0f} s)", flush=True)
+        weights, error, baseline = fit(x, y, deal, args.hidden, args.epochs, args.seed)
+        save_value(weights, args.out)
+        print(f"[values] held-out squared error {error:.4f} against the mean's {baseline:.4f}: {args.out}")
+        return 0
+
+    return run_fit(parser.prog, work)
 
 
 if __name__ == "__main__":
