@@ -29,7 +29,7 @@ from agents.shared.processes import one_blas_thread
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
 
-from .cli import check_npz_out, run_fit
+from .cli import run_fit
 
 TABLES = 256
 KEEP_EVERY = 3  # keep one decision in three at each table: less alike, as many matches
@@ -136,10 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True, help="the network (.npz)")
     args = parser.parse_args(argv)
-    try:
-        check_npz_out(args.out, "a belief network")
-    except ValueError as err:
-        parser.error(str(err))
 
     def work() -> int:
         started = time.monotonic()
@@ -162,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results, indent=1))
         return 0
 
-    return run_fit(parser.prog, work)
+    return run_fit(parser, args.out, "a belief network", work)
 
 
 if __name__ == "__main__":

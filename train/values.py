@@ -32,7 +32,7 @@ from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
 from allfours_env.vector_kernels import PHASE, TRICK_LEN, TRICKS_PLAYED
 
-from .cli import check_npz_out, run_fit
+from .cli import run_fit
 
 TABLES = 512
 LEARNING_RATE = 1e-3  # Adam's, falling linearly to 0 over the fit
@@ -139,10 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 10 or args.epochs < 1:
         parser.error("--deals must be at least 10 and --epochs at least 1")
-    try:
-        check_npz_out(args.out, "a value file")
-    except ValueError as err:
-        parser.error(str(err))
 
     def work() -> int:
         started = time.monotonic()
@@ -154,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[values] held-out squared error {error:.4f} against the mean's {baseline:.4f}: {args.out}")
         return 0
 
-    return run_fit(parser.prog, work)
+    return run_fit(parser, args.out, "a value file", work)
 
 
 if __name__ == "__main__":
