@@ -97,7 +97,6 @@ def test_an_unreachable_cluster_is_a_usage_error_before_any_work(tmp_path, capsy
     assert not out.exists()
 
 
-
 def test_sigterm_stops_cluster_labelling_with_one_line_and_keeps_the_finished_parts(tmp_path, cluster):
     """Ray's own SIGTERM handler would end the command as a crash (exit 1 or an abort)."""
     import signal
