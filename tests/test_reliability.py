@@ -390,3 +390,22 @@ def test_a_sigterm_during_an_evaluation_inside_a_command_is_still_a_sigterm():
 
     assert (exit_code(stop(Terminated())), stop_name(stop(Terminated()))) == (143, "terminated (SIGTERM)")
     assert (exit_code(stop(KeyboardInterrupt())), stop_name(stop(KeyboardInterrupt()))) == (130, "interrupted")
+
+
+def test_ended_workers_do_not_leave_the_pools_thread_waiting_for_half_a_result():
+    """A worker killed in the middle of writing its result left half a message in the result
+    pipe; the pool's manager thread then waited for the rest forever and the test process hung at
+    its exit (seen once in CI after every test had passed)."""
+    import struct
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agents.shared.processes import end_workers, start_worker, worker_context
+
+    pool = ProcessPoolExecutor(1, mp_context=worker_context(), initializer=start_worker, initargs=(os.getpid(),))
+    assert pool.submit(abs, -1).result(timeout=60) == 1
+    manager = pool._executor_manager_thread
+    os.write(pool._result_queue._writer.fileno(), struct.pack("!i", 100))  # a header, and no message
+    time.sleep(0.5)  # the manager thread is now reading the rest
+    end_workers(pool)
+    manager.join(timeout=20)
+    assert not manager.is_alive()

@@ -194,10 +194,17 @@ def worker_context() -> multiprocessing.context.BaseContext:
 
 def end_workers(pool: ProcessPoolExecutor) -> None:
     """Kill a pool's workers now and cancel the tasks they have not begun: after a stop or a
-    failed task, a command does not wait for the running ones."""
-    for process in list(pool._processes.values()):  # the executor has no public kill
+    failed task, a command does not wait for the running ones.
+
+    A worker killed while it wrote a result leaves half a message in the pool's result pipe, and
+    the pool's manager thread would wait for the rest forever (this process holds the pipe's
+    writing end too), which holds up the interpreter's exit: that end is closed, so the thread
+    reads the end of the pipe and gives up once the killed workers are gone."""
+    writer = pool._result_queue._writer  # (the executor has no public kill; shutdown forgets the queue)
+    for process in list(pool._processes.values()):
         process.kill()
     pool.shutdown(wait=False, cancel_futures=True)
+    writer.close()
 
 
 @contextmanager
