@@ -80,7 +80,13 @@ def main() -> None:
         return AveragedPolicy(args.networks, CHOICES[args.suits])
 
     started = time.monotonic()
-    result = evaluate(averaged, args.against, boards=args.boards, first_board=args.first_board, workers=args.workers)
+    try:
+        averaged()
+        result = evaluate(
+            averaged, args.against, boards=args.boards, first_board=args.first_board, workers=args.workers
+        )
+    except (OSError, ValueError) as err:  # a missing or damaged network, an unknown bot, a bad count
+        parser.error(str(err))
     low, high = result.win_rate_ci
     p_low, p_high = result.point_diff_ci
     print(f"{averaged().name} vs {args.against}, {result.boards} board pairs from {result.first_board}:")
