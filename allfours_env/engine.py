@@ -78,6 +78,7 @@ class Game:
         self.rules = rules
         self.rng = rng
         self.episode = episode
+        self.start_scores: tuple[int, int] = scores  # before the first deal (a match log records them)
         if dealer is None:
             dealer = first_dealer(rules.first_dealer, lambda: rng.permutation(N_CARDS))
         if not decks:

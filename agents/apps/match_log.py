@@ -8,16 +8,18 @@ The format is documented in ``docs/match_log.md``; in short::
      "decks": [[52 card indices], ...], "actions": [53, 55, 14, ...],
      "result": {"scores": [3, 7], "winner": 1}}
 
-``decks`` holds every deck the match dealt, in order (a redeal is a deal), ``dealer`` the first
-dealer, ``actions`` every decision in order (0..51 a card, 52 STAND, 53 BEG, 54 GIVE_ONE, 55 RUN).
-That is all the engine needs: :func:`replay` builds an :class:`allfours_env.engine.Game` from the
-rules, the decks and the dealer, applies every action (the engine checks each one) and compares
-the end with ``result``. A log that does not replay (an illegal action, a missing or unused deck,
-a result that differs, a field of the wrong type) is a :class:`MatchLogError` that says what was
-wrong, so a tampered log is refused, never half-shown. ``seed`` is a record of what the match was
-dealt from (0..``MAX_SEED``, the 128 bits the web page draws), not read by the replay. A reader that
-holds logs for others (the web page) passes ``max_actions`` to :func:`loads`: a longer log is
-refused before it is replayed, so its memory and time stay bounded.
+(and ``"start_scores": [team0, team1]`` when the match did not start at 0 to 0). ``decks``
+holds every deck the match dealt, in order (a redeal is a deal), ``dealer`` the first dealer,
+``actions`` every decision in order (0..51 a card, 52 STAND, 53 BEG, 54 GIVE_ONE, 55 RUN). That
+is all the engine needs: :func:`replay` builds an :class:`allfours_env.engine.Game` from the
+rules, the decks, the dealer and the starting scores, applies every action (the engine checks
+each one) and compares the end with ``result``. A log that does not replay (an illegal action, a
+missing or unused deck, a result that differs, a field of the wrong type) is a
+:class:`MatchLogError` that says what was wrong, so a tampered log is refused, never half-shown.
+``seed`` is a record of what the match was dealt from (0..``MAX_SEED``, the 128 bits the web
+page draws), not read by the replay. A reader that holds logs for others (the web page) passes
+``max_actions`` to :func:`loads`: a longer log is refused before it is replayed, so its memory
+and time stay bounded.
 
 Writers: :class:`Recorder` is an ``on_event`` hook of :class:`allfours_env.match.Match` that keeps each
 deal's deck and every action as the match is played (``python -m agents.play --log``, ``python -m
@@ -68,7 +70,10 @@ MAX_LOG_BYTES = 8 * 1024 * 1024  # a match to 14 is about 3 KB; far longer ones 
 MAX_SEED = 2**128 - 1  # the largest seed a log records (numpy takes any size; the web page draws 128 bits)
 # The event each decision leaves in the engine's log (a card leaves a PLAYED event).
 ACTION_OF_EVENT = {STOOD: STAND, BEGGED: BEG, GAVE_ONE: GIVE_ONE, RAN: RUN}
-FIELDS = ("format", "version", "source", "players", "seed", "rules", "episode", "dealer", "decks", "actions", "result")
+FIELDS = (
+    "format", "version", "source", "players", "seed", "rules", "episode", "dealer", "start_scores", "decks", "actions",
+    "result",
+)  # fmt: skip
 REQUIRED = ("format", "version", "rules", "dealer", "decks", "actions", "result")
 
 EventHook = Callable[[Event], None]
@@ -104,13 +109,16 @@ class MatchLog:
     episode: str = "match"
     seed: int | None = None
     source: str = ""
+    start_scores: tuple[int, int] = (0, 0)  # before the first deal
 
     def to_json(self) -> dict[str, Any]:
-        """The log as JSON-ready data (:meth:`from_json` reads it back, equal)."""
+        """The log as JSON-ready data (:meth:`from_json` reads it back, equal). ``start_scores`` is
+        written only when the match did not start at 0 to 0, so such logs read as they always have."""
+        start = {"start_scores": list(self.start_scores)} if self.start_scores != (0, 0) else {}
         return {
             "format": FORMAT, "version": VERSION, "source": self.source, "players": list(self.players),
             "seed": self.seed, "rules": dataclasses.asdict(self.rules), "episode": self.episode,
-            "dealer": self.dealer, "decks": [list(d) for d in self.decks], "actions": list(self.actions),
+            "dealer": self.dealer, **start, "decks": [list(d) for d in self.decks], "actions": list(self.actions),
             "result": {"scores": list(self.scores), "winner": self.winner},
         }  # fmt: skip
 
@@ -150,6 +158,10 @@ class MatchLog:
         dealer = data["dealer"]
         if not _is_int(dealer) or not 0 <= dealer < N_SEATS:
             raise MatchLogError(f"'dealer' (the first dealer) must be a seat 0..3, got {_short(dealer)}")
+        start_scores = data.get("start_scores", [0, 0])
+        if not (isinstance(start_scores, list) and len(start_scores) == 2 and all(_is_int(s) for s in start_scores)):
+            what = "the scores before the first deal"
+            raise MatchLogError(f"'start_scores' must be [team0, team1], {what}, got {_short(start_scores)}")
         actions = data["actions"]
         if not isinstance(actions, list):
             raise MatchLogError("'actions' must be a list of action ids 0..55")
@@ -183,7 +195,7 @@ class MatchLog:
             raise MatchLogError("'source' must be text")
         return cls(
             rules, dealer, checked, tuple(actions), (scores[0], scores[1]), winner,
-            tuple(p[:200] for p in players), episode, seed, source[:200],
+            tuple(p[:200] for p in players), episode, seed, source[:200], (start_scores[0], start_scores[1]),
         )  # fmt: skip
 
 
@@ -232,13 +244,17 @@ class Recorder:
         game = self.game
         return MatchLog(
             game.rules, self.dealer, tuple(self.decks), tuple(self.actions), (game.scores[0], game.scores[1]),
-            game.winner, tuple(players), game.episode, seed, source,
+            game.winner, tuple(players), game.episode, seed, source, game.start_scores,
         )  # fmt: skip
 
 
 def start(log: MatchLog) -> Game:
-    """The game of ``log`` before its first action."""
-    return Game(log.rules, None, decks=[list(d) for d in log.decks], dealer=log.dealer, episode=log.episode)
+    """The game of ``log`` before its first action; a MatchLogError if it cannot start so."""
+    decks = [list(d) for d in log.decks]
+    try:
+        return Game(log.rules, None, decks=decks, dealer=log.dealer, scores=log.start_scores, episode=log.episode)
+    except ValueError as error:  # starting scores at or past the target
+        raise MatchLogError(f"'start_scores': {error}") from None
 
 
 def apply(game: Game, log: MatchLog, index: int) -> None:
