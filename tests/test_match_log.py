@@ -69,7 +69,11 @@ def test_a_match_from_nothing_to_nothing_writes_no_starting_scores():
 
 @pytest.mark.parametrize(
     "start, message",
-    [([7, 0], "start_scores.*below target_score 7"), ([1], "'start_scores' must be"), ("3-0", "'start_scores' must be")],
+    [
+        ([7, 0], "start_scores.*below target_score 7"),
+        ([1], "'start_scores' must be"),
+        ("3-0", "'start_scores' must be"),
+    ],
 )
 def test_starting_scores_the_match_could_not_have_are_refused(start, message):
     _, log = play_logged(3, target_score=7)
