@@ -12,6 +12,7 @@ continues it exactly (:class:`SeededBot` does).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,7 @@ def known_bots() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make(spec: str) -> Bot:
+def make(spec: str | os.PathLike) -> Bot:
     """A bot from a short name (``known_bots()``), a name with options (``"search:worlds=16,ms=20"``),
     or a path to a trained policy (``.zip`` or ``.npz``).
 
@@ -78,6 +79,13 @@ def make(spec: str) -> Bot:
     (a ValueError). Loading a policy file runs no code from it (see :mod:`agents.policy`).
     """
     names = known_bots()
+    if isinstance(spec, os.PathLike):  # a policy file's Path
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"a bot spec is text (a name from {', '.join(names)}, with options as NAME:KEY=VALUE,..., or a path to a "
+            f"policy .zip or .npz), got {type(spec).__name__} {spec!r:.40}"
+        )
     name, sep, option_text = spec.partition(":")
     if name in _REGISTRY and (sep or spec == name):
         options = parse_options(spec, option_text) if sep else {}

@@ -56,9 +56,9 @@ class Rules:
     deal_batch: int = 1
 
     def __post_init__(self) -> None:
-        for key in RULE_KEYS:  # numpy integers and booleans count as Python ones
+        for key in RULE_KEYS:  # numpy integers, booleans and strings count as Python ones
             value = getattr(self, key)
-            if isinstance(value, np.integer | np.bool_):
+            if isinstance(value, np.integer | np.bool_ | np.str_):
                 object.__setattr__(self, key, value.item())
         for key in _POSITIVE_INTS:
             value = getattr(self, key)
@@ -70,10 +70,10 @@ class Rules:
                 raise ValueError(f"rule {key!r} must be True or False, got {value!r}")
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
-            if value not in allowed or isinstance(value, bool) or not isinstance(value, type(allowed[0])):  # not 3.0
+            if isinstance(value, bool) or not isinstance(value, type(allowed[0])) or value not in allowed:  # not 3.0
                 raise ValueError(f"rule {key!r} must be one of {allowed}, got {value!r}")
         fd = self.first_dealer
-        if not (fd in _FIRST_DEALER_NAMES or (_is_int(fd) and 0 <= fd < N_SEATS)):
+        if not ((isinstance(fd, str) and fd in _FIRST_DEALER_NAMES) or (_is_int(fd) and 0 <= fd < N_SEATS)):
             raise ValueError(
                 f"rule 'first_dealer' must be one of {_FIRST_DEALER_NAMES} or a seat 0..3, got {fd!r}"
             )

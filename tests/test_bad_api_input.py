@@ -5,13 +5,16 @@ Reliability): the errors an attacker found, one test per gap, and their siblings
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import agents
 import allfours_env
 from agents import single_agent_env
+from agents.builtin import STUDENT
 from allfours_env import Rules, SingleAgentEnv, raw_env
 from allfours_env.rules import MAX_POINTS
 from allfours_env.vector import VectorGame
@@ -339,3 +342,47 @@ def test_8_a_numpy_integer_team_is_that_team():
 def test_single_agent_get_state_before_reset_says_to_reset_first():
     with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
         single_agent_env(opponents="random").get_state()
+
+
+def test_a_0d_integer_array_is_an_action_as_the_action_space_says():
+    """SB3's ``predict`` of one observation returns a 0-d array, which ``Discrete`` contains."""
+    e, twin = allfours_env.env(), allfours_env.env()
+    e.reset(seed=4)
+    twin.reset(seed=4)
+    for _ in range(30):
+        obs, *_ = e.last()
+        action = first_legal(obs["action_mask"])
+        assert e.action_space(e.agent_selection).contains(np.array(action))
+        e.step(np.array(action))
+        twin.step(action)
+    assert e.unwrapped.game.events == twin.unwrapped.game.events
+    before = e.unwrapped.game.events[:]
+    for not_an_action in (np.array(float(first_legal(e.last()[0]["action_mask"]))), np.array([0]), np.array(True)):
+        with pytest.raises(ValueError, match=r"actions are ints 0\.\.55"):
+            e.step(not_an_action)
+    assert e.unwrapped.game.events == before
+
+
+@pytest.mark.parametrize("spec", [3, None, b"expert", ["expert"]])
+def test_a_bot_spec_that_is_not_text_says_what_a_spec_is(spec):
+    with pytest.raises(ValueError, match="a bot spec is text .* got "):
+        agents.make(spec)
+
+
+def test_a_policy_files_path_object_is_a_spec():
+    assert agents.make(Path(STUDENT)).act_batch is not None
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("deal_batch", np.array([1, 3])), ("first_dealer", np.array([1, 2])), ("kick_points", np.array(["tobago"]))],
+)
+def test_a_rule_given_an_array_names_what_is_allowed(key, value):
+    with pytest.raises(ValueError, match=f"rule '{key}' must be one of"):
+        Rules(**{key: value})
+
+
+def test_numpy_strings_are_read_as_python_strings():
+    rules = Rules(kick_points=np.str_("tobago"), first_dealer=np.str_("random"))
+    assert type(rules.kick_points) is str and type(rules.first_dealer) is str
+    assert rules == Rules(kick_points="tobago", first_dealer="random")
