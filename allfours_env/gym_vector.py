@@ -50,9 +50,12 @@ set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals``, each with 
 action and returns reward 0), or SAME_STEP (the table resets at once; ``info["final_obs"]`` and
 ``info["final_info"]`` hold what the end returned, as ``SyncVectorEnv`` gathers them: an object
 array, and a dict of arrays). An illegal action raises a ValueError naming the table and its
-legal actions, and changes nothing. ``options`` of :meth:`reset`: the AEC env's reset options
-(``decks``, ``dealer``, ``scores``; a score the first kick completes gives an episode over at
-once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
+legal actions, and changes nothing. An episode over before the learner's first decision (with a
+small ``target_score`` the first kick, a give-one or a run may end the match) is passed over: the
+table begins its next episode at once, and what that one paid is dropped, so that every episode
+the learner sees asks it to decide. ``options`` of :meth:`reset`: the AEC env's reset options
+(``decks``, ``dealer``, ``scores``; played as given: a score the first kick completes gives an
+episode over at once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
 (a learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
 
 For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
@@ -262,6 +265,8 @@ class AllFoursVectorEnv(VectorEnv):
         self.pending[:] = 0.0
         self._begin(everywhere, options)
         self.arena.run()
+        if not options:  # (given decks and scores are played as given, even over at once)
+            self._pass_over(everywhere)
         self.started = True
         return self._observe(), self._mask_info({})
 
@@ -284,6 +289,7 @@ class AllFoursVectorEnv(VectorEnv):
             self.pending[resetting] = 0.0
             self._begin(resetting, {})
         self.arena.run()
+        self._pass_over(resetting)
         info: dict[str, Any] = {}
         ended = game.is_over & playing
         reward = np.where(playing, self.pending, 0.0)
@@ -298,6 +304,7 @@ class AllFoursVectorEnv(VectorEnv):
             info = {"final_obs": finals, "_final_obs": ended.copy(), "final_info": info, "_final_info": ended}
             self._begin(ended, {})
             self.arena.run()
+            self._pass_over(ended)
             observations = self._observe()
         info[NEW_DEAL_KEY], info[f"_{NEW_DEAL_KEY}"] = (game.deal_number != deals) & playing, playing
         return observations, reward, ended, np.zeros(self.num_envs, dtype=bool), self._mask_info(info)
@@ -438,6 +445,17 @@ class AllFoursVectorEnv(VectorEnv):
         streams = np.zeros(self.num_envs, dtype=np.uint64)
         streams[starting] = _mix(~words)
         self._pay(self.game.restart(tables, [options] * self.num_envs if options else None, streams), tables)
+
+    def _pass_over(self, started: np.ndarray) -> None:
+        """Begin the next episode, as often as it takes, at each of the tables that just ``started``
+        one that is over before the learner's first decision (a small ``target_score``: the first
+        kick, a give-one or a run may end the match); what it paid goes with it."""
+        over = started & self.game.is_over
+        while over.any():
+            self.pending[over] = 0.0
+            self._begin(over, {})
+            self.arena.run()
+            over &= self.game.is_over
 
     def _bots_moved(self, moved: np.ndarray, points: np.ndarray) -> None:
         """The arena's hook after each step of the bots: pay the learner."""

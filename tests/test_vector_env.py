@@ -38,6 +38,7 @@ CASES = [
     ("rule_based", {"reward": "match", "target_score": 7, "first_dealer": "first_jack"}),
     (("random", "expert"), {"reward": "points", "partner": "rule_based", "episode": "deal", "first_dealer": 1}),
     ("random", {"reward": "points", "team": 1, "hang_jack_points": 2, "first_dealer": "random"}),
+    ("expert", {"reward": "match", "target_score": 1}),  # episodes over before the learner decides, passed over
 ]
 
 
@@ -217,3 +218,21 @@ def test_a_match_over_at_reset_is_paid_once():
     assert over.any()
     _, reward, terminated, _, _ = env.step(random_legal(env.action_masks(), np.random.default_rng(0)))
     assert terminated[over].all() and (np.abs(reward[over]) == 1.0).all()
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_an_episode_over_before_the_learners_first_decision_is_passed_over(mode):
+    """At target 1 the first kick ends one match in five before anyone moves: such an episode was
+    handed to the learner with no legal action (a NaN in training's pull loss)."""
+    env = agents.vector_env(64, "expert", target_score=1, autoreset_mode=mode)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any(axis=1).all() and (env.episodes > 1).any()  # some were passed over
+    rng, terminated, ends = np.random.default_rng(0), np.zeros(64, dtype=bool), 0
+    for _ in range(100):
+        waiting = ~terminated if mode == AutoresetMode.NEXT_STEP else np.ones(64, dtype=bool)
+        assert info["action_mask"][waiting].any(axis=1).all()  # every table in play asks the learner
+        _, _, terminated, _, info = env.step(random_legal(env.action_masks(), rng))
+        ends += int(terminated.sum())
+    assert ends > 64
+    single = agents.single_agent_env("expert", target_score=1)
+    assert all(single.reset(seed=s)[0] is not None and single.action_masks().any() for s in range(100))
