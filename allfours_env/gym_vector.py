@@ -55,8 +55,9 @@ small ``target_score`` the first kick, a give-one or a run may end the match) is
 table begins its next episode at once, and what that one paid is dropped, so that every episode
 the learner sees asks it to decide. ``options`` of :meth:`reset`: the AEC env's reset options
 (``decks``, ``dealer``, ``scores``; played as given: a score the first kick completes gives an
-episode over at once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision
-(a learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
+episode over at once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword
+arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision (a
+learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
 
 For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
 hands (:meth:`VectorGame.other_hands`, 156 card flags), which only a critic apart from the actor
