@@ -317,6 +317,16 @@ def test_bad_settings_are_refused_before_any_work(log, tmp_path, capsys, argv, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["match.json"]
 
 
+@pytest.mark.parametrize("option", ["--html", "--json"])
+def test_a_report_that_would_overwrite_the_log_is_refused(log, tmp_path, capsys, option):
+    path = tmp_path / "match.json"
+    write(log, path)
+    before = path.read_bytes()
+    code, _, err = run_main([path, option, tmp_path / "." / "match.json", "--worlds", "4"], capsys)
+    assert code == 2 and "names the match log itself" in err and len(err.strip().splitlines()) == 1
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["match.json"]
+
+
 def test_a_time_budget_reviews_too(log):
     """--ms: each decision's search stops at its budget (fewer worlds), figures still chances."""
     review = review_match(log, seats=[1], settings=Settings(worlds=4096, ms=5))

@@ -821,6 +821,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         json_path = output_path(args.json, Path(args.log), ".review.json", "--json")
         if html_path.resolve() == json_path.resolve():
             raise ValueError("--html and --json name the same file")
+        for option, path in (("--html", html_path), ("--json", json_path)):
+            if path.resolve() == Path(args.log).resolve():
+                raise ValueError(f"{option} names the match log itself: the report would overwrite it")
     except (ValueError, MatchLogError) as error:
         _fail(str(error))
         return USAGE_EXIT
