@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,16 @@ FINAL_FILES = ("final.zip", "final.npz")
 ABANDONED = ("checkpoints", "imitation", "evaluations.csv", "learning_curve.png", ".final.tmp.zip", "tensorboard_*")
 
 
+# A command built on ``python -m train`` (``python -m eval.exploit``) names itself in the lines that say
+# how to start or resume a run: ``(config, *flags) -> its command line``.
+own_command: ContextVar[Callable[..., str] | None] = ContextVar("own_command", default=None)
+
+
 def command(config: Any, *more: str, backend: str = "sb3") -> str:
-    """The command line that runs ``config``'s run with ``more`` flags."""
+    """The command line that runs ``config``'s run with ``more`` flags (:data:`own_command`'s if set)."""
+    own = own_command.get()
+    if own is not None:
+        return own(config, *more)
     flags = ["--backend", backend] if backend != "sb3" else []
     return " ".join(["python -m train", *flags, "--run-name", config.run_name, "--output-dir", config.output_dir, *more])
 
