@@ -172,6 +172,7 @@ def test_resume_refuses_another_config_and_never_rewrites_it(finished_run, tmp_p
         (args(finished_run[1], tmp_path, "--resume", "--seed", "5"), "differs in seed (run: 0, given: 5)"),
         (args(tiny_config(tmp_path, total_steps=9), tmp_path, "--resume"), "--total-steps 9 to"),
         (resume(tmp_path, 300), "at step 512 already"),
+        (resume(tmp_path, 10), "at step 512 already"),  # (said its checkpoints were damaged, to remove the run)
         (["--run-name", "none", "--output-dir", str(tmp_path), "--resume"], "nothing to resume"),
     ]
     for argv, message in cases:

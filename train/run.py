@@ -355,14 +355,17 @@ def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> N
     )
 
 
-def _restore(config: TrainConfig, folder: Path, progress: Progress) -> tuple[VecMonitor, Trainer, MaskablePPO]:
+def _restore(
+    config: TrainConfig, folder: Path, progress: Progress, planned: int
+) -> tuple[VecMonitor, Trainer, MaskablePPO]:
     """A new env, trainer and model continuing from checkpoint ``folder``: ResumeError if it is
-    damaged or does not fit ``config``. Its files are read within the sizes this run's objects
-    take, every value is checked against the run before it is used, and the global generators
-    are set last, so a refused checkpoint changes nothing outside the new objects."""
+    damaged or does not fit ``config`` (``planned``: the most steps the run was ever set to train,
+    which bounds its checkpoints). Its files are read within the sizes this run's objects take,
+    every value is checked against the run before it is used, and the global generators are set
+    last, so a refused checkpoint changes nothing outside the new objects."""
     step = checkpoint_step(folder)
     rollout = config.n_envs * config.n_steps
-    last = (math.ceil(config.total_steps / rollout) + 1) * rollout  # the last checkpoint: a rollout past total_steps
+    last = (math.ceil(planned / rollout) + 1) * rollout  # the last checkpoint: a rollout past total_steps
     if step % rollout or step > last:
         raise ResumeError(
             f"checkpoint {folder} is at step {step:,}: this run checkpoints at multiples of {rollout:,} up to {last:,}"
@@ -484,7 +487,8 @@ def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[Train
         )
     saved = load_config(path)
     config = resumed_config(given, saved, path, extend)
-    folder, (env, trainer, model), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress))
+    planned = max(config.total_steps, saved.total_steps)  # a --total-steps below the run's step is named below
+    folder, (env, trainer, model), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress, planned))
     for reason in skipped:
         say(f"skipping a checkpoint: {reason}")
     step = model.num_timesteps  # trained on: a rollout collected ahead is not (train/overlap.py)
