@@ -175,7 +175,7 @@ def _main(argv: Sequence[str] | None) -> int:
             _check_logs(len(plan.pairs) * min(args.log_boards, args.boards))
         created = check_out_dir(args.out)
         if args.logs is not None:
-            check_out_dir(args.logs, "--logs")  # writable now, not after the whole evaluation
+            created += check_out_dir(args.logs, "--logs")  # writable now, not after the whole evaluation
     except (ValueError, FileNotFoundError, TypeError) as error:
         _remove(created)
         parser.error(str(error))
@@ -187,6 +187,9 @@ def _main(argv: Sequence[str] | None) -> int:
         _remove(created)
         print(f"\npython -m eval: {stop_name(stopped.stop)}; nothing was written to {args.out}", file=sys.stderr)
         return exit_code(stopped.stop)
+    except SystemExit:  # refused before any play (a journal that does not fit, a folder in use): no folder left
+        _remove(created)
+        raise
 
 
 def _check_logs(boards: int) -> None:
@@ -199,8 +202,8 @@ def _check_logs(boards: int) -> None:
 
 
 def _remove(created: list[Path]) -> None:
-    """Remove the folders this run created (deepest first) that are still empty."""
-    for folder in created:
+    """Remove the folders this run created that are still empty, deepest first."""
+    for folder in sorted(created, key=lambda p: len(p.absolute().parts), reverse=True):
         with contextlib.suppress(OSError):
             folder.rmdir()
 

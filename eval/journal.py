@@ -75,7 +75,7 @@ class Journal:
         head = f.readline(MAX_LINE_BYTES)
         if not head.endswith(b"\n") or _decode(head) != self.identity:
             raise JournalError(
-                f"{self.path} holds the finished boards of another evaluation ({_describe(head)}); "
+                f"{self.path} holds the finished boards of another evaluation ({_differences(head, self.identity)}); "
                 "resume it with its own command, or add --restart to discard it"
             )
         # Every whole line must add boards of the plan not seen before, so reading stops at the
@@ -183,8 +183,24 @@ def _decode(line: bytes) -> Any:
         return NOT_JSON
 
 
-def _describe(line: bytes) -> str:
+IDENTITY_WORDS = {"first_board": "first board", "eval_namespace": "evaluation version"}  # how a message names them
+
+
+def _differences(line: bytes, mine: dict[str, Any]) -> str:
+    """What the journal's first ``line`` (an evaluation's identity) says that this one's (``mine``) does not."""
+    if not line.strip():
+        return "its first line is empty"
     head = _decode(line)
     if not isinstance(head, dict):
-        return "unreadable"
-    return f"bots {brief(head.get('bots'))}, {brief(head.get('boards'))} boards from {brief(head.get('first_board'))}"
+        return "its first line is unreadable"
+    differ = [
+        f"{IDENTITY_WORDS.get(key, key)} {_shown(head.get(key))} where this command has {_shown(value)}"
+        for key, value in mine.items()
+        if head.get(key) != value
+    ]
+    return "; ".join(differ) or "its first line is cut"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -402,3 +402,27 @@ def test_an_unwritable_logs_folder_is_named_as_logs(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and f"--logs {str(logs)!r} is not a writable folder" in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "head, boards, rules, message",
+    [
+        (None, 4, [], "(boards 6 where this command has 4)"),
+        (None, BOARDS, ["--rule", "target_score=7"], '(rules {} where this command has {"target_score": 7})'),
+        ("", BOARDS, [], "(its first line is empty)"),
+        ("[1, 2", BOARDS, [], "(its first line is unreadable)"),
+    ],
+)
+def test_another_evaluations_journal_is_refused_naming_what_differs(
+    real, tmp_path, capsys, head, boards, rules, message
+):
+    lines, _ = real
+    out = tmp_path / "out"
+    out.mkdir()
+    write_journal(out, lines if head is None else [head, *lines[1:]])
+    command = [*BOTS, "--boards", str(boards), "--workers", "1", "--no-progress", "--bootstrap", "20", *rules]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--out", str(out), "--resume", "--logs", str(tmp_path / "new" / "logs")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "holds the finished boards of another evaluation " + message in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the --logs folders made before the refusal: gone
