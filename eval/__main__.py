@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.shared.options import count
 from agents.shared.processes import WRITE_FAILED_EXIT
 
 if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C while they load is one line
@@ -39,21 +40,6 @@ DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
 MAX_LOG_BOARDS = 10_000  # boards logged in all pairs together (two files of a few KB each)
-
-
-def _count(minimum: int, maximum: int) -> Any:
-    """An argparse type: an integer in minimum..maximum."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
-        if not minimum <= value <= maximum:
-            raise argparse.ArgumentTypeError(f"must be in {minimum:,}..{maximum:,}, got {value}")
-        return value
-
-    return parse
 
 
 def check_out_dir(path: str, option: str = "--out") -> list[Path]:
@@ -93,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
     )
     parser.add_argument(
-        "--boards", type=_count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
+        "--boards", type=count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
     )
     parser.add_argument(
         "--rule", action="append", default=[], metavar="KEY=VALUE",
@@ -105,17 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="match (default), or deal: deal episodes, single deals instead of matches (win = more points in the deal)",
     )  # fmt: skip
     parser.add_argument(
-        "--workers", type=_count(1, max_workers()), default=None,
+        "--workers", type=count(1, max_workers()), default=None,
         help="worker processes (default: all cores; at most 4 per core)",
     )  # fmt: skip
     parser.add_argument(
-        "--seed", "--first-board", dest="first_board", type=_count(0, MAX_FIRST_BOARD), default=0, metavar="FIRST_BOARD",
+        "--seed", "--first-board", dest="first_board", type=count(0, MAX_FIRST_BOARD), default=0, metavar="FIRST_BOARD",
         help="first board id: boards FIRST_BOARD .. FIRST_BOARD+N-1 are played (default 0)",
     )  # fmt: skip
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})")
     parser.add_argument(
         "--bootstrap",
-        type=_count(1, MAX_BOOTSTRAP),
+        type=count(1, MAX_BOOTSTRAP),
         default=BOOTSTRAP_RESAMPLES,
         help=f"bootstrap resamples for ratings (default {BOOTSTRAP_RESAMPLES})",
     )
@@ -131,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "boards of every pair to DIR, played again after the evaluation; python -m agents.web replays them",
     )  # fmt: skip
     parser.add_argument(
-        "--log-boards", type=_count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
+        "--log-boards", type=count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
         help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS}; at most "
         f"{MAX_LOG_BOARDS:,} in all pairs together)",
     )  # fmt: skip

@@ -112,3 +112,24 @@ def test_the_fit_commands_check_out_first_and_end_on_a_stop_with_one_line(tmp_pa
     assert module.main(["--out", str(tmp_path / "b.npz")]) == 130
     assert capsys.readouterr().err.strip().splitlines() == [f"python -m {command}: interrupted; nothing was written"]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "command, argv, message",
+    [
+        ("train.beliefs", ["--train", "0"], "--train: must be in 10.."),
+        ("train.beliefs", ["--test", "0"], "--test: must be in 1.."),
+        ("train.beliefs", ["--hidden", "512", "-3"], "--hidden: must be in 1.."),
+        ("train.beliefs", ["--worlds", "0"], "--worlds: must be in 1.."),
+        ("train.values", ["--hidden", "0"], "--hidden: must be in 1.."),  # (failed at the save, after the fit)
+        ("train.values", ["--deals", "5"], "--deals: must be in 10.."),
+        ("train.values", ["--epochs", "x"], "--epochs: expected an integer"),
+    ],
+)
+def test_the_fit_commands_refuse_counts_out_of_range_before_any_work(tmp_path, capsys, command, argv, message):
+    import importlib
+
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(command).main([*argv, "--out", str(tmp_path / "b.npz")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and not list(tmp_path.iterdir())

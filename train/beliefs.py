@@ -24,7 +24,8 @@ import numpy as np
 
 from agents.beliefs import N_HOLDERS, STOCK, BeliefNet, SampledBeliefs, inputs, positions_of, quality, trump_cards
 from agents.expert import expert_actions
-from agents.search import Position
+from agents.search import MAX_WORLDS, Position
+from agents.shared.options import count
 from agents.shared.processes import one_blas_thread
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.vector import VectorGame
@@ -128,12 +129,16 @@ def fit(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.beliefs", description=__doc__.splitlines()[0])
-    parser.add_argument("--train", type=int, default=400_000, help="decisions to fit on (a tenth held out)")
-    parser.add_argument("--test", type=int, default=20_000, help="decisions of other seeds to measure on")
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[512, 512])
-    parser.add_argument("--worlds", type=int, default=128, help="worlds sampled per position for the prior")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--train", type=count(10, 10**8), default=400_000, help="decisions to fit on (a tenth held out)"
+    )
+    parser.add_argument("--test", type=count(1, 10**8), default=20_000, help="decisions of other seeds to measure on")
+    parser.add_argument("--epochs", type=count(1, 10_000), default=4)
+    parser.add_argument("--hidden", type=count(1, 65_536), nargs="+", default=[512, 512], help="hidden layers' widths")
+    parser.add_argument(
+        "--worlds", type=count(1, MAX_WORLDS), default=128, help="worlds sampled per position for the prior"
+    )
+    parser.add_argument("--seed", type=count(0, 2**63 - 1), default=0)
     parser.add_argument("--out", type=Path, required=True, help="the network (.npz)")
     args = parser.parse_args(argv)
 

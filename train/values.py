@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.expert import expert_actions
 from agents.search import match_value
+from agents.shared.options import count
 from agents.shared.processes import one_blas_thread
 from agents.values import save_value
 from allfours_env.actions import PLAY
@@ -131,14 +132,14 @@ def fit(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.values", description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=200_000, help="deals of expert self-play (a tenth held out)")
-    parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--deals", type=count(10, 10**8), default=200_000, help="deals of expert self-play (a tenth held out)"
+    )
+    parser.add_argument("--epochs", type=count(1, 10_000), default=12)
+    parser.add_argument("--hidden", type=count(1, 65_536), nargs="+", default=[256, 256], help="hidden layers' widths")
+    parser.add_argument("--seed", type=count(0, 2**63 - 1), default=0)
     parser.add_argument("--out", type=Path, required=True, help="the value file (.npz)")
     args = parser.parse_args(argv)
-    if args.deals < 10 or args.epochs < 1:
-        parser.error("--deals must be at least 10 and --epochs at least 1")
 
     def work() -> int:
         started = time.monotonic()
