@@ -42,6 +42,26 @@ def test_config_errors_name_the_key(tmp_path):
     assert exit_info.value.code == 2
 
 
+def test_bad_yaml_is_one_line_naming_where_and_bad_flags_are_the_flags_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: 1\n\tn_envs: 2\n")
+    with pytest.raises(SystemExit):
+        train_main(["--config", str(bad)])
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"python -m train: error: {bad} is not valid YAML: found character '\\t' that cannot start any token "
+        "(line 2, column 1)"
+    ]
+    cases = [
+        (["--config", "quick", "--total-steps", "0"], "argument --total-steps: must be in 1.."),  # (was quick.yaml's)
+        (["--config", "quick", "--seed", "-1"], "argument --seed: must be in 0.."),
+    ]
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            train_main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in err.strip().splitlines()[-1], err  # (argparse: usage first)
+
+
 def test_shipped_configs_load():
     assert load_config(CONFIG_DIR / "default.yaml").run_name == "default"
     assert load_config(CONFIG_DIR / "scratch.yaml").imitate == ""

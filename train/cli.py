@@ -64,8 +64,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, ste
         "--config", help=f"YAML config file, or a shipped config's name: {shipped} (default: {default_config.stem}; "
         "with --resume: the run's own config.yaml)",
     )
-    parser.add_argument("--total-steps", type=int, help=steps_help)
-    parser.add_argument("--seed", type=int, help="seed of the run")
+    from agents.shared.options import count
+
+    from .config import MAX_SEED, MAX_STEPS
+
+    parser.add_argument("--total-steps", type=count(1, MAX_STEPS), help=steps_help)
+    parser.add_argument("--seed", type=count(0, MAX_SEED), help="seed of the run")
     parser.add_argument("--run-name", help="folder name of the run under the output folder")
     parser.add_argument("--output-dir", help="where runs are written (default: runs)")
     parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")

@@ -546,6 +546,13 @@ def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config
     return config_from_dict(data, source=str(path), cls=cls)
 
 
+def _yaml_problem(err: Exception) -> str:
+    """What a YAML error says, on one line: its problem and where (PyYAML's own text takes several)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return problem if mark is None else f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+
+
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"no config file at {path}; {shipped}")
@@ -554,7 +561,7 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
         raise ConfigError(f"{path} holds a value that cannot be read: {str(err).split(';')[0]}") from None
     if data is None:
