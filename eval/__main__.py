@@ -252,13 +252,14 @@ def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namesp
         return code or exit_code(stopped.stop)
     print(format_report(result))  # first: the results are on the terminal whatever happens to the files
     code = _write(result, args.out)
-    if code == 0:
-        journal.remove()
-        if args.logs is not None:
-            code = _write_logs(plan, args.logs, args.log_boards)
-    else:
+    if code:
         print("python -m eval: the boards are kept: the same command with --resume writes them without playing again",
               file=sys.stderr)  # fmt: skip
+        return code
+    if args.logs is not None:
+        code = _write_logs(plan, args.logs, args.log_boards)
+    if code == 0:
+        journal.remove()  # last: until the logs are written too, --resume can write them
     return code
 
 
@@ -286,15 +287,17 @@ def _write_logs(plan: Any, folder: str, boards: int) -> int:
     """Write the match logs (see eval.match_logs); 0, or WRITE_FAILED_EXIT with one line saying why."""
     from .match_logs import write_match_logs
 
+    again = "the results are written, and the same command with --resume writes the logs without playing again"
     try:
         written = write_match_logs(plan, Path(folder), min(boards, len(plan.boards)))
     except OSError as err:
-        print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}", file=sys.stderr)
+        print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}; {again}",
+              file=sys.stderr)  # fmt: skip
         return WRITE_FAILED_EXIT
-    except (KeyboardInterrupt, SystemError) as error:  # the results are written already: say so
+    except (KeyboardInterrupt, SystemError) as error:
         from agents.shared.processes import exit_on_stop
 
-        return exit_on_stop(error, "python -m eval: {stop} while writing match logs; the results are written")
+        return exit_on_stop(error, "python -m eval: {stop} while writing match logs; " + again)
     print(f"match logs: {len(written)} in {folder}")
     return 0
 

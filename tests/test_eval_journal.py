@@ -392,6 +392,27 @@ def test_match_logs_on_a_full_disk_are_one_line_and_leave_no_temporary_file(tmp_
     assert code == WRITE_FAILED_EXIT and "Traceback" not in err, err
     assert f"could not write the match logs to {logs}: No space left on device" in err
     assert all(not p.name.startswith(".") for p in logs.iterdir()) and len(list(logs.iterdir())) == 1
+    # The journal stays until the logs are written: --resume writes them, playing nothing again.
+    assert (tmp_path / "out" / JOURNAL_NAME).is_file()
+    assert main([*COMMAND, "--out", str(tmp_path / "out"), "--logs", str(logs), "--resume"]) == 0
+    assert len(list(logs.iterdir())) == 3 * 2 and not (tmp_path / "out" / JOURNAL_NAME).exists()
+
+
+def test_a_stop_while_the_match_logs_are_written_says_how_to_write_them(tmp_path, capsys, monkeypatch):
+    import eval.match_logs
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(eval.match_logs, "write_match_logs", stopped)
+        assert main([*COMMAND, "--out", str(out), "--logs", str(logs)]) == 130
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "interrupted while writing match logs; the results are written, and the same command with --resume" in last
+    assert main([*COMMAND, "--out", str(out), "--logs", str(logs), "--resume"]) == 0
+    assert len(list(logs.iterdir())) == 3 * 2 and not (out / JOURNAL_NAME).exists()
 
 
 def test_an_unwritable_logs_folder_is_named_as_logs(tmp_path, capsys):
