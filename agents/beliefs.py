@@ -172,16 +172,17 @@ def check_weights(weights: dict[str, np.ndarray], source: object) -> None:
         raise BeliefError(f"{source}: the last layer gives {width} values, not {N_CARDS * N_HOLDERS}")
 
 
-def quality(probs: np.ndarray, truth: np.ndarray, trumps: np.ndarray) -> dict[str, float]:
+def quality(probs: np.ndarray, truth: np.ndarray, trumps: np.ndarray) -> dict[str, float | None]:
     """How well ``probs`` (n, 52, 4) name the true holders ``truth`` (n, 52: 0..3, -1 where the
-    card is not hidden); ``trumps`` (n, 52) bool marks the hidden trumps."""
+    card is not hidden); ``trumps`` (n, 52) bool marks the hidden trumps (None for the trumps'
+    figure where no trump is hidden: JSON has no NaN)."""
     hidden = truth >= 0
     picked = np.take_along_axis(probs, np.maximum(truth, 0)[..., None], axis=2)[..., 0]
     top = probs.argmax(axis=2) == truth
     return {
         "log_likelihood": float(np.log(np.maximum(picked[hidden], 1e-12)).mean()),
         "top1": float(top[hidden].mean()),
-        "top1_trumps": float(top[hidden & trumps].mean()) if (hidden & trumps).any() else float("nan"),
+        "top1_trumps": float(top[hidden & trumps].mean()) if (hidden & trumps).any() else None,
         "cards": int(hidden.sum()),
     }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -85,6 +87,8 @@ def test_quality_scores_a_sure_and_a_wrong_guess(played):
     assert quality(sure, truth, trumps)["log_likelihood"] == 0.0 and quality(sure, truth, trumps)["top1"] == 1.0
     wrong = np.roll(sure, 1, axis=2)
     assert quality(wrong, truth, trumps)["top1"] == 0.0
+    no_trumps = quality(sure, truth, np.zeros_like(trumps))  # none hidden: no figure, and JSON that reads back
+    assert no_trumps["top1_trumps"] is None and json.loads(json.dumps(no_trumps, allow_nan=False)) == no_trumps
 
 
 def test_the_fit_runs_end_to_end(tmp_path, capsys):
