@@ -25,6 +25,14 @@ from train.config import (
 from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config
 
 QUICK = config_module.CONFIG_DIR / "quick.yaml"
+
+
+def quick_with(line: str) -> str:
+    """The quick config's text with the top-level ``line`` in place of its own line of that key (a
+    key given twice is refused as such)."""
+    key = line.split(":", 1)[0]
+    kept = [own for own in QUICK.read_text().splitlines() if not own.startswith(key + ":")]
+    return "\n".join([*kept, line]) + "\n"
 HUGE = 10**4000  # an integer Python can still print; 10**5000 cannot come from YAML (see below)
 INTEGER_RANGES = {name: (r.low, r.high) for name, r in RANGES.items() if isinstance(r.low, int) and not r.each}
 
@@ -169,7 +177,7 @@ def test_settings_that_failed_after_work_started_are_exit_2(tmp_path, capsys, ch
     "name", ["a\0b", "a/b", "..", ".", "", "x" * 256, "é" * 128, "a\nb", "\x1b[31mred", "a\\b", "tab\there", "\u2028"]
 )
 def test_a_run_name_that_cannot_be_a_folder_is_exit_2(tmp_path, capsys, name: str) -> None:
-    text = QUICK.read_text() + "\n" + yaml.safe_dump({"run_name": name})
+    text = quick_with(yaml.safe_dump({"run_name": name}).strip())
     assert "run_name must be a plain folder name" in run_train(tmp_path, capsys, text)
 
 
@@ -192,7 +200,7 @@ def test_a_run_name_on_the_command_line_is_checked_too_with_resume(tmp_path, cap
      "opponents: {self: 1" + "0" * 5000 + "}", "total_steps: -1" + "0" * 5000],
 )  # fmt: skip
 def test_a_5000_digit_integer_anywhere_is_exit_2(tmp_path, capsys, line: str) -> None:
-    err = run_train(tmp_path, capsys, QUICK.read_text() + "\n" + line + "\n")
+    err = run_train(tmp_path, capsys, quick_with(line))
     assert "holds a value that cannot be read: Exceeds the limit (4300 digits)" in err, err
 
 
@@ -206,7 +214,7 @@ def test_a_5000_digit_integer_anywhere_is_exit_2(tmp_path, capsys, line: str) ->
     ],
 )
 def test_other_unreadable_or_huge_values_are_exit_2(tmp_path, capsys, line: str, message: str) -> None:
-    err = run_train(tmp_path, capsys, QUICK.read_text() + "\n" + line + "\n")
+    err = run_train(tmp_path, capsys, quick_with(line))
     assert re.search(message, err), err
 
 

@@ -51,6 +51,11 @@ def test_bad_yaml_is_one_line_naming_where_and_bad_flags_are_the_flags_errors(tm
         f"python -m train: error: {bad} is not valid YAML: found character '\\t' that cannot start any token "
         "(line 2, column 1)"
     ]
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("base: &b {seed: 1}\nseed: 1\nn_envs: 4\nseed: 2\n")  # PyYAML alone keeps the last seed
+    with pytest.raises(SystemExit):
+        train_main(["--config", str(twice)])
+    assert "the key 'seed' is given twice (line 4, column 1)" in capsys.readouterr().err
     cases = [
         (["--config", "quick", "--total-steps", "0"], "argument --total-steps: must be in 1.."),  # (was quick.yaml's)
         (["--config", "quick", "--seed", "-1"], "argument --seed: must be in 0.."),

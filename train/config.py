@@ -13,6 +13,7 @@ import math
 import os
 import types
 import typing
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -546,6 +547,24 @@ def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config
     return config_from_dict(data, source=str(path), cls=cls)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # a merged mapping's keys may be given again
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # (refused as such by the loader below)
+            if key in seen:
+                twice = f"the key {key!r} is given twice"
+                raise yaml.constructor.ConstructorError(None, None, twice, key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def _yaml_problem(err: Exception) -> str:
     """What a YAML error says, on one line: its problem and where (PyYAML's own text takes several)."""
     mark = getattr(err, "problem_mark", None)
@@ -559,7 +578,7 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes; a config file is far smaller")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
