@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "boards of every pair to DIR, played again after the evaluation; python -m agents.web replays them",
     )  # fmt: skip
     parser.add_argument(
-        "--log-boards", type=count(1, MAX_LOG_BOARDS), default=DEFAULT_LOG_BOARDS, metavar="N",
+        "--log-boards", type=count(1, MAX_LOG_BOARDS), default=None, metavar="N",
         help=f"with --logs: boards per pair to log, two matches each (default {DEFAULT_LOG_BOARDS}; at most "
         f"{MAX_LOG_BOARDS:,} in all pairs together)",
     )  # fmt: skip
@@ -146,6 +146,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if len(args.bots) < 2:
         parser.error(f"need at least 2 bots to compare, got {len(args.bots)}: {' '.join(args.bots)}")
+    if args.log_boards is not None and args.logs is None:
+        parser.error("--log-boards goes with --logs DIR (the folder of the match logs)")
+    args.log_boards = args.log_boards or DEFAULT_LOG_BOARDS
     created: list[Path] = []
     try:
         plan = plan_round_robin(  # builds each bot once: a bad spec or option is refused here

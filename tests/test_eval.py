@@ -222,6 +222,7 @@ def test_library_errors():
         ([*["random"] * 4, "--boards", "2000", "--logs", "/proc/eval-logs", "--log-boards", "2000"],
          "--logs would log 12,000 boards"),
         (["random", "random", "--bootstrap", "0"], "must be in 1..1,000,000"),
+        (["random", "random", "--log-boards", "2"], "--log-boards goes with --logs"),  # (was ignored)
     ],
 )
 def test_cli_rejects_bad_options(tmp_path, capsys, argv, message):
