@@ -307,7 +307,8 @@ def test_bad_logs_are_refused_in_one_line_with_nothing_written(log, tmp_path, ca
     "argv, message",
     [(["--worlds", "0"], "worlds must be"), (["--worlds", "5000"], "worlds must be"), (["--ms", "-1"], "ms must be"),
      (["--ms", "nan"], "ms must be"), (["--workers", "0"], "--workers must be"), (["--seed", "-3"], "seed must be"),
-     (["--html", "/no/such/folder/r.html"], "does not exist")],
+     (["--html", "/no/such/folder/r.html"], "does not exist"), (["--html", "/tmp"], "is a folder; name a .html file"),
+     (["--json", "/tmp"], "is a folder; name a .json file")],
 )  # fmt: skip
 def test_bad_settings_are_refused_before_any_work(log, tmp_path, capsys, argv, message):
     path = tmp_path / "match.json"

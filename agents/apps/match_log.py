@@ -348,11 +348,12 @@ def write(log: MatchLog, path: str | Path) -> None:
     atomic_file.write_text(path, log.dumps())
 
 
-def check_log_path(text: str, option: str = "--log") -> Path:
-    """A path a log can be written to (its folder exists and is writable), or a ValueError saying why."""
+def check_log_path(text: str, option: str = "--log", suffix: str = ".json") -> Path:
+    """A path a log (or another ``suffix`` file) can be written to (its folder exists and is
+    writable), or a ValueError saying why."""
     path = Path(text)
     if path.is_dir():
-        raise ValueError(f"{option}: {text!r} is a folder; name a .json file")
+        raise ValueError(f"{option}: {text!r} is a folder; name a {suffix} file")
     if not path.parent.is_dir():
         raise ValueError(f"{option}: the folder {str(path.parent)!r} does not exist")
     try:

@@ -770,7 +770,7 @@ def output_path(text: str | None, log_path: Path, suffix: str, option: str) -> P
 
     path = Path(text) if text else log_path.with_name(log_path.stem + suffix)
     try:
-        return check_log_path(str(path), option)
+        return check_log_path(str(path), option, "." + suffix.rsplit(".", 1)[-1])  # a .html or .json file
     except ValueError as error:
         hint = "" if text else f" (the default is beside the log: choose another with {option} PATH)"
         raise ValueError(f"{error}{hint}") from None
