@@ -22,6 +22,8 @@ import time
 import agents
 from agents.beliefs import InferredBeliefs, SampledBeliefs, quality, trump_cards
 from agents.expert import expert_actions
+from agents.search import MAX_WORLDS
+from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from train.beliefs import record
 
@@ -30,12 +32,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--player", default="student", help="whose self-play gives the positions")
     parser.add_argument("--infer", default="student", help="the network the inference reads")
-    parser.add_argument("--positions", type=int, default=2000)
-    parser.add_argument("--worlds", type=int, default=128, help="worlds a position, for each belief")
-    parser.add_argument("--seed", type=int, default=1_000_003)
+    parser.add_argument("--positions", type=count(1, 10**7), default=2000)
+    parser.add_argument("--worlds", type=count(1, MAX_WORLDS), default=128, help="worlds a position, for each belief")
+    parser.add_argument("--seed", type=count(0, 2**63 - 1), default=1_000_003)
     args = parser.parse_args()
     one_blas_thread()
-    play = expert_actions if args.player == "expert" else agents.make(args.player).act_batch
+    try:
+        play = expert_actions if args.player == "expert" else agents.make(args.player).act_batch
+        InferredBeliefs(args.infer, args.worlds, args.seed)
+    except (ValueError, OSError, AttributeError) as err:  # an unknown bot or network; a bot that plays no batch
+        parser.error(f"--player {args.player!r} / --infer {args.infer!r}: {err}")
     observations, positions, truth = record(args.positions, args.seed, play)
     trumps = trump_cards(positions, observations)
     results = {}
@@ -50,4 +56,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/belief_quality.py"))

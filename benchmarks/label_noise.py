@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.policy import PolicyBot
-from agents.search import SearchBot
+from agents.search import MAX_WORLDS, SearchBot
+from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from eval.stats import mean_interval
 from train.label_set import iter_shards, read_meta
@@ -37,13 +38,17 @@ def mean_ci(x: np.ndarray) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labels", type=Path, help="a label set's folder")
-    parser.add_argument("--rows", type=int, default=600)
-    parser.add_argument("--worlds", type=int, default=1024, help="worlds of the precise search")
-    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--rows", type=count(1, 10**7), default=600)
+    parser.add_argument("--worlds", type=count(1, MAX_WORLDS), default=1024, help="worlds of the precise search")
+    parser.add_argument("--seed", type=count(0, 2**62), default=12345)
     parser.add_argument("--policies", nargs="*", default=[], help="policy files whose choices are scored too")
     args = parser.parse_args()
     one_blas_thread()
-    settings = read_meta(args.labels)
+    try:
+        settings = read_meta(args.labels)
+        policies = {path: PolicyBot.from_file(path) for path in args.policies}
+    except (ValueError, OSError) as err:  # not a label set; a missing or damaged policy file
+        parser.error(str(err))
     rows: dict[str, list[np.ndarray]] = {}
     for shard in iter_shards(args.labels):
         for name, column in shard.items():
@@ -54,7 +59,6 @@ def main() -> None:
     precise = SearchBot(worlds=args.worlds, ms=0, margin=0.0, rollout=settings.rollout)
     again = teacher(settings)
     regret = {"player": [], "label": [], "a fresh search like the label's": [], **{p: [] for p in args.policies}}
-    policies = {path: PolicyBot.from_file(path) for path in args.policies}
     started = time.monotonic()
     for i in range(len(data["search_action"])):
         asked = {"observation": data["observation"][i], "action_mask": data["action_mask"][i].view(np.int8)}
@@ -76,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/label_noise.py"))

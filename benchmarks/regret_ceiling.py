@@ -31,7 +31,8 @@ import numpy as np
 
 import agents
 import allfours_env
-from agents.search import SearchBot
+from agents.search import MAX_WORLDS, SearchBot
+from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from allfours_env.actions import STAND
 from eval.stats import mean_interval
@@ -78,12 +79,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--player", default="search_v1", help="the bot at every seat (default search_v1)")
     parser.add_argument("--compare", nargs="*", default=[], help="bots asked the same questions")
-    parser.add_argument("--matches", type=int, default=40)
-    parser.add_argument("--worlds", type=int, default=1024, help="worlds of the precise search (default 1024)")
+    parser.add_argument("--matches", type=count(1, 100_000), default=40)
+    parser.add_argument(
+        "--worlds", type=count(1, MAX_WORLDS), default=1024, help="worlds of the precise search (default 1024)"
+    )
     parser.add_argument("--rollout", default="expert", help="the precise search's rollout policy (default expert)")
-    parser.add_argument("--first-seed", type=int, default=5000, help="the first match's seed")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--first-seed", type=count(0, 2**62), default=5000, help="the first match's seed")
+    parser.add_argument("--workers", type=count(1, 64), default=1)
     args = parser.parse_args()
+    try:  # every bot and the precise search built once here, so that a bad one is refused before any work
+        for spec in (args.player, *args.compare):
+            agents.make(spec)
+        SearchBot(worlds=args.worlds, ms=0, margin=0.0, rollout=args.rollout)
+    except (ValueError, OSError) as err:
+        parser.error(str(err))
     started = time.monotonic()
     seeds = range(args.first_seed, args.first_seed + args.matches)
     found: dict[str, list[tuple[int, float]]] = {}
@@ -113,4 +122,4 @@ def main() -> None:
             print("  {:{}s}  {:.4f} [{:.4f}, {:.4f}]".format(name, width, *mean_interval(gap)))
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/regret_ceiling.py"))

@@ -30,7 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     flagged: dict[str, list[float]] = defaultdict(list)
     times = []
     for path in args.reviews:
-        data = json.loads(path.read_text())
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as err:  # missing, unreadable, not JSON
+            parser.error(f"{path}: {err}")
+        if not isinstance(data, dict) or not {"log", "decisions", "seconds", "settings"} <= data.keys():
+            parser.error(f"{path} is not a review's JSON (python -m agents.review writes them)")
         deals = data["log"]["deals"]
         players = data["log"]["players"]
         times.append((path.name, len(data["decisions"]), data["seconds"], data["settings"]["workers"]))

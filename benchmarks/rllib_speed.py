@@ -21,6 +21,7 @@ import time
 import ray
 import torch
 
+from agents.shared.options import count, run_script
 from train.league import League
 from train.rllib.config import load_rllib_config
 from train.rllib.run import algorithm_config, send_league
@@ -55,8 +56,8 @@ def measure(config, iterations: int) -> tuple[float, float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config")
-    parser.add_argument("--runners", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--runners", type=count(1, 64), nargs="+", default=[1, 2])
+    parser.add_argument("--iterations", type=count(1, 10_000), default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -74,4 +75,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/rllib_speed.py"))

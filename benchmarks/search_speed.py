@@ -29,8 +29,10 @@ import numpy as np
 
 import agents
 from agents.base import Observation
-from allfours_env.match import Match
+from agents.search import MAX_WORLDS
+from agents.shared.options import count, run_script
 from allfours_env.engine import Game
+from allfours_env.match import Match
 from allfours_env.rules import Rules
 
 
@@ -104,10 +106,17 @@ def summary(spec: str, timed: Timed) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", nargs="+", default=[], help="bot specs to time (e.g. search search:ms=0)")
-    parser.add_argument("--worlds", type=int, nargs="+", default=[], help="short for --spec search:worlds=N")
-    parser.add_argument("--matches", type=int, default=6, help="matches per spec")
+    parser.add_argument(
+        "--worlds", type=count(1, MAX_WORLDS), nargs="+", default=[], help="short for --spec search:worlds=N"
+    )
+    parser.add_argument("--matches", type=count(1, 10_000), default=6, help="matches per spec")
     args = parser.parse_args()
     specs = args.spec + [f"search:worlds={worlds}" for worlds in args.worlds] or ["search"]
+    for spec in specs:
+        try:
+            agents.make(spec)
+        except (ValueError, OSError) as err:
+            parser.error(f"--spec {spec!r}: {err}")
     if len(specs) > 1:  # each in a fresh process: the memory allocator's state carries over and skews the next
         for spec in specs:
             subprocess.run([sys.executable, __file__, "--spec", spec, "--matches", str(args.matches)], check=True)
@@ -120,4 +129,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/search_speed.py"))

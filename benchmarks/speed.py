@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 import allfours_env
+from agents.shared.options import count, number, run_script
 from allfours_env.engine import MATCH_OVER, Game
 from allfours_env.rules import Rules
 
@@ -115,11 +116,9 @@ def peer_runs() -> dict[str, Run]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per env (default 5)")
-    parser.add_argument("--rounds", type=int, default=5, help="slices per env, taken in turn (default 5)")
+    parser.add_argument("--seconds", type=number(0.01, 86_400), default=5.0, help="time per env (default 5)")
+    parser.add_argument("--rounds", type=count(1, 1000), default=5, help="slices per env, taken in turn (default 5)")
     args = parser.parse_args()
-    if not args.seconds > 0 or args.rounds < 1:
-        parser.error("--seconds must be positive and --rounds at least 1")
     runs: dict[str, Run] = {
         "allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds),
         "allfours raw engine": bench_engine,
@@ -140,4 +139,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/speed.py"))

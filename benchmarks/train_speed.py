@@ -43,8 +43,9 @@ from stable_baselines3.common.vec_env import SubprocVecEnv
 from agents import single_agent_env
 from agents.features import INPUT_SIZE, policy_input
 from agents.policy import PolicyBot, weights_from_policy
+from agents.shared.options import number, run_script
 from agents.shared.processes import one_blas_thread
-from train.config import DEFAULT_CONFIG, TrainConfig, load_config
+from train.config import DEFAULT_CONFIG, ConfigError, TrainConfig, load_config
 from train.run import make_vec_env, new_model
 
 
@@ -132,7 +133,7 @@ def _silent():
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60.0, help="learning time per measurement")
+    parser.add_argument("--seconds", type=number(0.1, 86_400), default=60.0, help="learning time per measurement")
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the config whose network and PPO settings to time")
     parser.add_argument("--skip-old", action="store_true", help="leave out the old path")
     args = parser.parse_args()
@@ -141,7 +142,10 @@ def main() -> None:
     def variant(**overrides) -> TrainConfig:  # the config, no warm start, nothing written
         return load_config(args.config, imitate="", output_dir=os.devnull, **overrides)
 
-    config = variant()
+    try:
+        config = variant()
+    except ConfigError as err:
+        parser.error(str(err))
     runs = {
         "new, self-play": lambda: new_path(variant(opponents={"self": 1.0}, overlap_updates=False)),
         "new, self-play, overlapped": lambda: new_path(variant(opponents={"self": 1.0}, overlap_updates=True)),
@@ -188,4 +192,4 @@ def evaluation_seconds(config: TrainConfig, model: MaskablePPO) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/train_speed.py"))

@@ -20,6 +20,9 @@ import numpy as np
 from gymnasium.vector import SyncVectorEnv
 
 import agents
+from agents.policy import INPUT_SIZES
+from agents.shared.options import count, number, run_script
+from allfours_env.vector import MAX_TABLES
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -37,15 +40,18 @@ def timed_steps(envs, masks_of, rng: np.random.Generator, seconds: float) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", type=int, default=256)
+    parser.add_argument("--envs", type=count(1, MAX_TABLES), default=256)
     parser.add_argument("--opponents", default="expert")
-    parser.add_argument("--seconds", type=float, default=10.0, help="time per env (default 10)")
-    parser.add_argument("--rounds", type=int, default=5, help="slices per env, taken in turn (default 5)")
-    parser.add_argument("--layout", type=int, default=None, help="observations as this policy input layout")
+    parser.add_argument("--seconds", type=number(0.01, 86_400), default=10.0, help="time per env (default 10)")
+    parser.add_argument("--rounds", type=count(1, 1000), default=5, help="slices per env, taken in turn (default 5)")
+    parser.add_argument(
+        "--layout", type=int, choices=sorted(INPUT_SIZES), default=None, help="observations as this policy input layout"
+    )
     args = parser.parse_args()
-    if not args.seconds > 0 or args.rounds < 1:
-        parser.error("--seconds must be positive and --rounds at least 1")
-    ours = agents.vector_env(args.envs, args.opponents, reward="points", layout=args.layout)
+    try:
+        ours = agents.vector_env(args.envs, args.opponents, reward="points", layout=args.layout)
+    except (ValueError, OSError) as err:  # an unknown bot
+        parser.error(f"--opponents {args.opponents!r}: {err}")
     theirs = SyncVectorEnv([lambda: agents.single_agent_env(args.opponents, reward="points") for _ in range(args.envs)])
     runs = [(ours, lambda e: e.action_masks()), (theirs, lambda e: np.stack(e.call("action_masks")))]
     rng = np.random.default_rng(0)
@@ -67,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/vector_env_speed.py"))

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from allfours_env.vector import VectorGame
+from agents.shared.options import count, number, run_script
+from allfours_env.vector import MAX_TABLES, VectorGame
 
 try:  # the batched policy features (agents.features); the benchmark runs without them
     from agents.features import batch_policy_input, policy_input
@@ -103,8 +104,8 @@ def bench_per_row(function: Callable, seconds: float) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement (default 3)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 256, 1024, 4096])
+    parser.add_argument("--seconds", type=number(0.01, 86_400), default=3.0, help="seconds per measurement (default 3)")
+    parser.add_argument("--sizes", type=count(1, MAX_TABLES), nargs="+", default=[1, 64, 256, 1024, 4096])
     args = parser.parse_args(argv)
     VectorGame(1).reset(seed=0)  # compile (or load) the kernels outside the timings
     warm = VectorGame(2)
@@ -153,4 +154,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/vector_speed.py"))

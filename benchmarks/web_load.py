@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.shared.options import run_script
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 LATENCY_BOTS = ("random", "rule_based", "expert", "pretrained", "search")
@@ -216,4 +218,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main, "benchmarks/web_load.py"))

@@ -1,4 +1,4 @@
-"""Command-line options the commands state the same way."""
+"""Command-line options the commands and the benchmark scripts state the same way, and how a script ends on a stop."""
 
 from __future__ import annotations
 
@@ -25,3 +25,30 @@ def count(minimum: int, maximum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def number(minimum: float, maximum: float) -> Callable[[str], float]:
+    """An argparse type: a finite number in minimum..maximum (a bad one is the parser's error, exit 2)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+        if not minimum <= value <= maximum:  # (NaN is in no range)
+            raise argparse.ArgumentTypeError(f"must be in {minimum:g}..{maximum:g}, got {text[:40]}")
+        return value
+
+    return parse
+
+
+def run_script(main: Callable[[], int | None], prog: str) -> int:
+    """A script's exit code: ``main()``'s (0 for None); Ctrl-C or SIGTERM ends it with one line
+    (exit code 130 or 143), not a traceback."""
+    from .processes import exit_on_stop, handle_stops
+
+    handle_stops()
+    try:
+        return main() or 0
+    except (KeyboardInterrupt, SystemError) as error:
+        return exit_on_stop(error, f"{prog}: {{stop}}")
