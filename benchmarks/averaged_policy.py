@@ -22,6 +22,7 @@ import numpy as np
 
 from agents.base import Observation
 from agents.policy import PolicyBot, batch_inputs, choose, load_weights
+from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from allfours_env.observation import suit_relabelling
 from eval.api import evaluate
@@ -70,9 +71,9 @@ def main() -> None:
     parser.add_argument("networks", nargs="+", help="policy files of one input layout")
     parser.add_argument("--suits", type=int, choices=sorted(CHOICES), default=24, help="relabellings averaged")
     parser.add_argument("--against", default="student", help="the opponent's bot spec")
-    parser.add_argument("--boards", type=int, default=5000)
-    parser.add_argument("--first-board", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--boards", type=count(1, 1_000_000), default=5000)
+    parser.add_argument("--first-board", type=count(0, 2**62), default=0)
+    parser.add_argument("--workers", type=count(1, 64), default=2)
     args = parser.parse_args()
     one_blas_thread()
 
@@ -100,4 +101,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main, "benchmarks/averaged_policy.py"))
