@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 
 def number_option(parser: argparse.ArgumentParser, flag: str, default: float, help: str) -> None:
@@ -14,29 +15,24 @@ def number_option(parser: argparse.ArgumentParser, flag: str, default: float, he
 
 def count(minimum: int, maximum: int) -> Callable[[str], int]:
     """An argparse type: an integer in minimum..maximum (a bad one is the parser's error, exit 2)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
-        if not minimum <= value <= maximum:
-            raise argparse.ArgumentTypeError(f"must be in {minimum:,}..{maximum:,}, got {value}")
-        return value
-
-    return parse
+    return _within(int, "an integer", minimum, maximum, f"{minimum:,}..{maximum:,}")
 
 
 def number(minimum: float, maximum: float) -> Callable[[str], float]:
     """An argparse type: a finite number in minimum..maximum (a bad one is the parser's error, exit 2)."""
+    return _within(float, "a number", minimum, maximum, f"{minimum:g}..{maximum:g}")
 
-    def parse(text: str) -> float:
+
+def _within(
+    convert: Callable[[str], Any], kind: str, minimum: float, maximum: float, span: str
+) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
         try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+            value = convert(text)
+        except ValueError:  # (an integer of over 4,300 digits too)
+            raise argparse.ArgumentTypeError(f"expected {kind}, got {text[:40]!r}") from None
         if not minimum <= value <= maximum:  # (NaN is in no range)
-            raise argparse.ArgumentTypeError(f"must be in {minimum:g}..{maximum:g}, got {text[:40]}")
+            raise argparse.ArgumentTypeError(f"must be in {span}, got {text[:40]}")
         return value
 
     return parse
