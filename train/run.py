@@ -356,15 +356,16 @@ def warm_start(model: MaskablePPO, config: TrainConfig, progress: Progress) -> N
 
 
 def _restore(
-    config: TrainConfig, folder: Path, progress: Progress, planned: int
+    config: TrainConfig, folder: Path, progress: Progress, planned: int | None = None
 ) -> tuple[VecMonitor, Trainer, MaskablePPO]:
     """A new env, trainer and model continuing from checkpoint ``folder``: ResumeError if it is
     damaged or does not fit ``config`` (``planned``: the most steps the run was ever set to train,
-    which bounds its checkpoints). Its files are read within the sizes this run's objects take,
-    every value is checked against the run before it is used, and the global generators are set
-    last, so a refused checkpoint changes nothing outside the new objects."""
+    which bounds its checkpoints; ``config``'s by default). Its files are read within the sizes
+    this run's objects take, every value is checked against the run before it is used, and the
+    global generators are set last, so a refused checkpoint changes nothing outside the new objects."""
     step = checkpoint_step(folder)
     rollout = config.n_envs * config.n_steps
+    planned = config.total_steps if planned is None else planned
     last = (math.ceil(planned / rollout) + 1) * rollout  # the last checkpoint: a rollout past total_steps
     if step % rollout or step > last:
         raise ResumeError(
