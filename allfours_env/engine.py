@@ -237,8 +237,10 @@ class Game:
             what = "match" if self.phase == MATCH_OVER else "deal"
             raise IllegalActionError(f"no action is possible: the {what} is over")
         legal = self.legal_bits()
-        if type(action) is not int and isinstance(action, np.integer | np.ndarray) and np.ndim(action) == 0:
-            if np.asarray(action).dtype.kind in "iu":  # a numpy int, or a 0-d int array (SB3's predict)
+        if type(action) is not int:
+            if isinstance(action, np.integer):
+                action = int(action)
+            elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":  # SB3's predict
                 action = int(action)
         if not (type(action) is int and 0 <= action < N_ACTIONS and legal >> action & 1):
             raise IllegalActionError(self._illegal_message(action, legal))
