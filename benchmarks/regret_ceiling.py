@@ -35,6 +35,7 @@ from agents.search import MAX_WORLDS, SearchBot
 from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from allfours_env.actions import STAND
+from eval.bots import check_bots
 from eval.stats import mean_interval
 
 PRECISE = "another precise search"
@@ -88,8 +89,7 @@ def main() -> None:
     parser.add_argument("--workers", type=count(1, 64), default=1)
     args = parser.parse_args()
     try:  # every bot and the precise search built once here, so that a bad one is refused before any work
-        for spec in (args.player, *args.compare):
-            agents.make(spec)
+        check_bots([args.player, *args.compare])
         SearchBot(worlds=args.worlds, ms=0, margin=0.0, rollout=args.rollout)
     except (ValueError, OSError) as err:
         parser.error(str(err))
