@@ -100,7 +100,7 @@ def format_report(result: TournamentResult) -> str:
     out = [
         f"Duplicate evaluation of {unit}: {boards}; rules: {rules}",
         f"win rate: mean board-pair score of A (1 = A won both {unit}, 0.5 = split, 0 = B won both{tie}),"
-        " 95% Wilson interval; pts/deal: A's points minus B's per deal, 95% interval over board pairs",
+        " 95% interval over board pairs; pts/deal: A's points minus B's per deal, 95% interval over board pairs",
         "",
         format_table(
             ["A", "B", "win rate", "95% CI", "won/split/lost", "pts/deal", "95% CI"],

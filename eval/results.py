@@ -5,8 +5,9 @@ Definitions (per pair of bots A, B, over n board pairs):
 * board-pair score: the mean of A's two match scores (1 win, 0 loss; in deal-level mode a deal
   with equal points scores 0.5), so 1 when A won both matches, 0.5 for a split, 0 when B won
   both. ``wins``/``splits``/``losses`` count board pairs scoring above / at / below 0.5.
-* ``win_rate``: the mean board-pair score; ``win_rate_ci``: the Wilson 95% score interval with
-  p = win_rate and n = board pairs (each board pair one trial, a split half a win).
+* ``win_rate``: the mean board-pair score; ``win_rate_ci``: its 95% interval from the board-pair
+  scores themselves (:func:`eval.stats.pair_score_interval`: most pairs split, so a pair's score
+  varies far less than a coin flip and a Wilson interval on n board pairs would be twice too wide).
 * ``point_diff_per_deal``: per board pair, A's points minus B's summed over both matches and
   divided by the deals of both matches (a deal cut short by the end of the match counts, and
   so does a redeal); the mean over board pairs with a 95% normal interval (mean ± 1.96 s/√n).
@@ -27,7 +28,7 @@ from typing import Any
 from allfours_env.engine import AWARD_KINDS
 
 from .play import DECISION_KINDS, SIDE_A, SIDE_B, BoardRecord
-from .stats import mean_interval, wilson_interval
+from .stats import mean_interval, pair_score_interval
 
 SPLIT = 0.5  # board-pair score of a split
 
@@ -210,7 +211,7 @@ def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], episo
         splits=sum(s == SPLIT for s in scores),
         losses=sum(s < SPLIT for s in scores),
         win_rate=win_rate,
-        win_rate_ci=wilson_interval(win_rate, n),
+        win_rate_ci=pair_score_interval(scores),
         point_diff_per_deal=diff,
         point_diff_ci=(diff_low, diff_high),
         matches=sum(len(r.matches) for r in records),

@@ -20,7 +20,7 @@ from allfours_env.rules import parse_rule_value
 from eval.__main__ import main
 from eval.boards import EVAL_NAMESPACE, make_board
 from eval.report import write_outputs
-from eval.stats import bootstrap_bradley_terry, bradley_terry, mean_interval, wilson_interval
+from eval.stats import bootstrap_bradley_terry, bradley_terry, mean_interval, pair_score_interval, wilson_interval
 
 
 class LowestLegal:
@@ -115,6 +115,36 @@ def test_wilson_interval_known_values():
         wilson_interval(0.5, 0)
 
 
+def _coverage(interval, n_pairs: int, repetitions: int = 2000) -> float:
+    """How often ``interval(scores)`` covers the true mean 0.52 of synthetic board pairs: 80% split,
+    12% won, 8% lost (the share of splits of the ladder's matches)."""
+    rng = np.random.default_rng(58)
+    scores = rng.choice([0.0, 0.5, 1.0], p=[0.08, 0.80, 0.12], size=(repetitions, n_pairs))
+    bounds = np.array([interval(row) for row in scores])
+    return float(np.mean((bounds[:, 0] <= 0.52) & (0.52 <= bounds[:, 1])))
+
+
+def test_pair_score_interval_covers_the_mean_as_stated():
+    assert 0.94 <= _coverage(pair_score_interval, 400) <= 0.96
+    assert _coverage(lambda s: wilson_interval(float(np.mean(s)), len(s)), 400) > 0.99  # far too wide
+
+
+def test_pair_score_interval_is_about_half_as_wide_as_wilson_at_80_percent_splits():
+    scores = [0.5] * 800 + [1.0] * 120 + [0.0] * 80
+    low, high = pair_score_interval(scores)
+    wilson_low, wilson_high = wilson_interval(float(np.mean(scores)), len(scores))
+    assert low < np.mean(scores) < high
+    assert 0.4 < (high - low) / (wilson_high - wilson_low) < 0.5
+
+
+def test_pair_score_interval_stays_open_with_few_or_all_split_pairs():
+    assert pair_score_interval([0.5]) == (0.0, 1.0)
+    low, high = pair_score_interval([0.5] * 10)
+    assert low < 0.5 < high and high - low > 0.1
+    with pytest.raises(ValueError):
+        pair_score_interval([])
+
+
 def test_mean_interval():
     mean, low, high = mean_interval([1, 2, 3, 4])
     half = 1.959963984540054 * math.sqrt(5 / 3) / 2
@@ -147,7 +177,7 @@ def test_evaluate_statistics_are_consistent():
     assert r.boards == 6 and r.first_board == 100 and r.matches == 12
     assert r.wins + r.splits + r.losses == 6
     assert r.win_rate == pytest.approx(sum(r.board_scores) / 6)
-    assert r.win_rate_ci == wilson_interval(r.win_rate, 6)
+    assert r.win_rate_ci == pair_score_interval(r.board_scores)
     assert r.point_diff_ci[0] <= r.point_diff_per_deal <= r.point_diff_ci[1]
     a, b = r.stats_a, r.stats_b
     assert a.award_totals == b.award_totals

@@ -1,7 +1,7 @@
 """The learning curve of a run: its evaluations as ``evaluations.csv`` and ``learning_curve.png``.
 
 Every evaluation of the trainer (win rate of the learner against each of ``eval_opponents``, with
-its 95% Wilson interval) is one row: PPO steps, minutes since the run began (warm start
+its 95% interval over board pairs) is one row: PPO steps, minutes since the run began (warm start
 included), bot, win rate, low, high. The
 picture has two panels, the win rate against steps and against minutes, one line per bot with
 its interval shaded, and the 0.5 line. Both files are written atomically, next to the run's

@@ -33,7 +33,7 @@ to resume (or, when the final files were being written, that the run finished). 
 Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
 finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>`` and
-``eval/win_rate_high_vs_<bot>`` (95% Wilson interval), ``eval/point_diff_per_deal_vs_<bot>``;
+``eval/win_rate_high_vs_<bot>`` (its 95% interval over board pairs), ``eval/point_diff_per_deal_vs_<bot>``;
 ``time/steps_per_second``.
 """
 
