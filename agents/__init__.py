@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["Bot", "known_bots", "make", "single_agent_env", "vector_env"]
+__all__ = ["Bot", "known_bots", "make", "player_bots", "single_agent_env", "vector_env"]
 
 
 def __getattr__(name: str) -> Any:

@@ -19,9 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from allfours_env.match import Bot, Observation  # the protocol, where the match loop lives
+from allfours_env.match import Bot, Observation, bot_name, sees_hands  # the protocol, where the match loop lives
 
-__all__ = ["Bot", "Observation", "SeededBot", "known_bots", "legal_actions", "make", "register", "single_agent_env", "vector_env"]
+__all__ = [
+    "Bot", "Observation", "SeededBot", "known_bots", "legal_actions", "make", "player_bots", "refuse_sighted",
+    "register", "single_agent_env", "vector_env",
+]  # fmt: skip
 
 
 class SeededBot:
@@ -58,16 +61,37 @@ def legal_actions(observation: Observation) -> np.ndarray:
 
 
 _REGISTRY: dict[str, Callable[[], Bot]] = {}
+_SIGHTED: set[str] = set()  # names of the bots that see every hand (the oracle): evaluation only
 
 
-def register(name: str, factory: Callable[[], Bot]) -> None:
+def register(name: str, factory: Callable[[], Bot], *, sees_hands: bool = False) -> None:
+    """Make ``name`` a bot of :func:`make`; ``sees_hands`` for a bot that reads every hand, which
+    evaluation may seat and a person's table may not (:func:`player_bots`)."""
     _REGISTRY[name] = factory
+    if sees_hands:
+        _SIGHTED.add(name)
 
 
 def known_bots() -> list[str]:
     from . import builtin  # noqa: F401  (registers the built-in bots)
 
     return sorted(_REGISTRY)
+
+
+def player_bots() -> list[str]:
+    """The known bots that play from their own observation: every one but those that see every
+    hand (the ``oracle``), which no place where a person plays may seat."""
+    return [name for name in known_bots() if name not in _SIGHTED]
+
+
+def refuse_sighted(bot: Bot, where: str) -> Bot:
+    """``bot``, or a ValueError if it sees every hand (the oracle): ``where`` a person plays."""
+    if sees_hands(bot):
+        raise ValueError(
+            f"bot {bot_name(bot)!r} sees every hand: a ceiling for evaluation (python -m eval), "
+            f"never a player {where}; choose one of {', '.join(player_bots())}"
+        )
+    return bot
 
 
 def make(spec: str | os.PathLike) -> Bot:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from .base import register
 from .expert import ExpertBot
+from .oracle import OracleBot
 from .policy import PolicyBot
 from .random_bot import RandomBot
 from .rule_based import RuleBasedBot
@@ -14,6 +15,7 @@ register("rule_based", RuleBasedBot)
 register("expert", ExpertBot)
 register("search", SearchBot)
 register("search_v1", search_v1)  # the frozen reference search (issue 41)
+register("oracle", OracleBot, sees_hands=True)  # a ceiling for evaluation, never a player
 
 
 PRETRAINED = Path(__file__).parent / "pretrained" / "allfours_v1.npz"

@@ -149,7 +149,7 @@ from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 from allfours_env.vector_kernels import TRICK_LEN, TRICKS_PLAYED
 
-from .base import Bot, Observation, SeededBot, known_bots, legal_actions, make
+from .base import Bot, Observation, SeededBot, legal_actions, make, player_bots
 from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
@@ -396,12 +396,12 @@ def _opponent_model(spec: str | None) -> Bot | None:
     for an unknown bot or a search (a search in every rollout would be far too slow)."""
     if spec is None:
         return None
-    names = [name for name in known_bots() if not name.startswith("search")]
+    names = [name for name in player_bots() if not name.startswith("search")]
     problem = ValueError(
         f"search option opponents must be a bot that is not a search, one of {names} or a policy file "
         f"(.npz or .zip), got {spec!r}"
     )
-    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search"):
+    if not isinstance(spec, str) or spec.partition(":")[0].strip() not in names and not spec.endswith(POLICY_SUFFIXES):
         raise problem
     try:
         return make(spec)

@@ -5,11 +5,12 @@ plays (a learner in the vector env, nobody in an evaluation); a batch bot (one t
 ``act_batch``: memoryless and deterministic, such as the expert or a network sampling from its
 own generator), one instance asked once a tick for every table where one of its seats is to
 act; or ``OWN_BOT``, a bot of the table's own, asked table by table with exactly what
-``env.observe`` would give it. :meth:`Arena.run` plays until every table waits for a learner
-seat or is over; at each tick it observes only the tables where a bot is to act and steps only
-those. With ``compiled``, a batch bot that offers ``play_vector(game, seats)`` (the expert)
-first plays its seats of every table in compiled code, as far as it can without another player
-or a new deck: the moves ``act_batch`` would make, with no event log to report.
+``env.observe`` would give it (and the hands, to a bot that sees them: the ``oracle``).
+:meth:`Arena.run` plays until every table waits for a learner seat or is over; at each tick it
+observes only the tables where a bot is to act and steps only those. With ``compiled``, a batch
+bot that offers ``play_vector(game, seats)`` (the expert) first plays its seats of every table in
+compiled code, as far as it can without another player or a new deck: the moves ``act_batch``
+would make, with no event log to report.
 
 Before every step of a tick ``on_decisions(tables, observations, masks, actions)`` gets what the
 bots decided (rows in the order of ``tables``); after it ``on_step(moved, points)`` gets the
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .cards import N_SEATS
-from .match import Bot
+from .match import Bot, sees_hands, with_hands
 from .vector import VectorGame
 
 LEARNER, OWN_BOT = -2, -1  # owner codes of a seat besides a batch bot's key (its id)
@@ -115,8 +116,12 @@ class Arena:
             self._charge(moving[mine], seats[mine], (time.perf_counter() - start) / len(mine))
         for i in np.flatnonzero(owners == OWN_BOT):
             t, seat = moving[i], seats[i]
+            bot = self.bots[t][seat]
+            observation = {"observation": observations[i], "action_mask": masks[i].view(np.int8)}
+            if sees_hands(bot):  # the oracle (evaluation only)
+                observation = with_hands(observation, game.hands[t], seat)
             start = time.perf_counter()
-            actions[t] = self.bots[t][seat].act({"observation": observations[i], "action_mask": masks[i].view(np.int8)})
+            actions[t] = bot.act(observation)
             self._charge(t, seat, time.perf_counter() - start)
         if self.on_decisions is not None:
             self.on_decisions(moving, observations, masks, actions[moving])

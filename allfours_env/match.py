@@ -14,6 +14,11 @@ Two hooks watch a match without changing it:
 * ``on_event(event)``: each :class:`allfours_env.Event` of the engine's log, once, in order,
   starting with those of the first deal (dealt when the game was made).
 
+One kind of bot sees more, for evaluation only: a bot whose ``sees_hands`` is true (the
+``oracle``, a ceiling to measure players against, never a player) also gets ``"hands"``, the four
+hands as bit sets by seat relative to it (:func:`with_hands`), here and in the arena; the places
+where a person plays refuse to seat it.
+
 A seat whose bot is None is played from outside (a person, a learning agent): :meth:`Match.run`
 stops when such a seat is to act, and the caller gives its action to :meth:`Match.step`.
 """
@@ -60,6 +65,18 @@ class Decision(NamedTuple):
 
 DecisionHook = Callable[[Decision], None]
 EventHook = Callable[[Event], None]
+
+
+def sees_hands(bot: object) -> bool:
+    """Whether ``bot`` is one that sees every seat's hand (evaluation only; see the module docstring)."""
+    return bool(getattr(bot, "sees_hands", False))
+
+
+def with_hands(observation: Observation, hands: Sequence[int], seat: int) -> Observation:
+    """``observation`` with ``"hands"``: the hands of ``seat`` and of the seats after it (next,
+    partner, previous), as bit sets (uint64), from ``hands`` by absolute seat."""
+    relative = [int(hands[(seat + r) % N_SEATS]) for r in range(N_SEATS)]
+    return {**observation, "hands": np.array(relative, dtype=np.uint64)}
 
 
 def bot_name(bot: Bot) -> str:
@@ -121,6 +138,8 @@ class Match:
         while game.phase < DEAL_OVER and bots[game.current] is not None:
             seat = game.current
             observation = self.observe(seat)
+            if sees_hands(bots[seat]):
+                observation = with_hands(observation, game.hands, seat)
             start = time.perf_counter()
             action = bots[seat].act(observation)
             self.think_seconds[seat] += time.perf_counter() - start

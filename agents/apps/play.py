@@ -43,7 +43,7 @@ from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
 from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
 
-from ..base import Bot, known_bots, make
+from ..base import Bot, make, player_bots, refuse_sighted
 from ..builtin import PRETRAINED
 from ..shared.atomic_file import atomic_path
 from .match_log import MAX_SEED, Recorder, check_log_path, draw_seed, side_seeds, write
@@ -365,11 +365,11 @@ def check_save_path(text: str) -> Path:
 def make_bot(spec: str) -> Bot:
     """``agents.make(spec)``, with a clear message when the pretrained policy is not installed."""
     try:
-        return make(spec)
+        return refuse_sighted(make(spec), "at the terminal")
     except FileNotFoundError:
         if spec != "pretrained":
             raise
-        others = ", ".join(name for name in known_bots() if name != spec)
+        others = ", ".join(name for name in player_bots() if name != spec)
         raise FileNotFoundError(
             f"bot 'pretrained' needs the trained policy {PRETRAINED}, which is not there yet; choose {others}, "
             "or a path to a policy .zip or .npz (python -m train writes runs/<name>/final.npz)"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...base import Bot, known_bots, make, parse_options
+from ...base import Bot, make, parse_options, player_bots
 from ...search import ROLLOUTS, SearchBot
 
 MAX_SPEC_CHARS = 200
@@ -33,7 +33,7 @@ class BotChoices:
     """The bots the page may choose: registered names and the command line's policy files."""
 
     def __init__(self, policy_files: Sequence[str | Path] = ()) -> None:
-        self.names = known_bots()
+        self.names = player_bots()  # never the oracle, which sees every hand
         self.policies: dict[str, Path] = {}
         for path in map(Path, policy_files):
             label, k = path.name, 1
