@@ -37,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     except (LabelSetError, OSError) as err:
         parser.error(str(err))
     columns = {key: np.concatenate([shard[key] for shard in shards]) for key in ("observation", "action_mask", "values")}
-    write_set(args.out, columns["observation"], columns["action_mask"], columns["values"], asdict(settings))
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_set(args.out, columns["observation"], columns["action_mask"], columns["values"], asdict(settings))
+    except OSError as err:
+        parser.error(f"cannot write {str(args.out)!r}: {err.strerror or err}")
     print(f"{args.out}: {len(columns['values']):,} decisions, {args.out.stat().st_size / 1e6:.2f} MB")
     return 0
 
