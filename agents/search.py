@@ -154,6 +154,7 @@ from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
 from .policy import PolicyBot, batch_inputs
+from .program import is_program_spec
 from .search_kernels import rollout_actions, sample_worlds
 from .values import VALUE_V1, load_value
 
@@ -401,7 +402,8 @@ def _opponent_model(spec: str | None) -> Bot | None:
         f"search option opponents must be a bot that is not a search, one of {names} or a policy file "
         f"(.npz or .zip), got {spec!r}"
     )
-    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search"):
+    # Never a program (exec:COMMAND): a search seated by the web page must not start one.
+    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search") or is_program_spec(spec.strip()):
         raise problem
     try:
         return make(spec)

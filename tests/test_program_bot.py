@@ -158,3 +158,24 @@ def test_agents_play_seats_a_program_and_ends_in_one_line_when_it_fails(tmp_path
     assert len(lines) == 1 and re.fullmatch(
         rf"python -m agents.play: bot '{re.escape(spec)}' at seat 0, match 1, decision 5 \(\w+\): answered action 99, not an "
         "action id 0..55; the match stopped", lines[0]), lines  # fmt: skip
+
+
+def test_the_web_page_refuses_a_program_inside_a_search_option(tmp_path):
+    pytest.importorskip("starlette", reason="the web page needs the 'web' extra")
+    pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the 'dev' extra)")
+    from starlette.testclient import TestClient
+
+    from agents.apps.web.app import create_app
+
+    ran = tmp_path / "ran"
+    script = tmp_path / "evil.py"
+    script.write_text(f"open({str(ran)!r}, 'w').close()\n")
+    client = TestClient(create_app())
+    refusals = {
+        f"exec:{PYTHON} {script}": "unknown bot 'exec:",
+        f"search:opponents=exec:{PYTHON} {script},ms=0,worlds=8": "search option opponents must be a bot that is not",
+    }
+    for spec, says in refusals.items():
+        response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
+        assert response.status_code == 400 and says in response.json()["error"], response.text
+    assert not ran.exists()
