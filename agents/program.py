@@ -33,7 +33,7 @@ import numpy as np
 from allfours_env.actions import N_ACTIONS, action_text
 from allfours_env.match import BotFailure
 from allfours_env.observation import decode
-from allfours_env.text_view import legal_text, parse_move, view_text
+from allfours_env.text_view import observation_text, parse_move
 
 from .base import Observation, parse_options
 
@@ -164,23 +164,23 @@ class ProgramBot:
 
     def act(self, observation: Observation) -> int:
         self.decision += 1
-        view = decode(observation)
         mask = observation["action_mask"]
         legal = np.flatnonzero(mask).tolist()
         message = {
             "type": "act", "protocol": PROTOCOL, "player": self.player, "match": self.match, "decision": self.decision,
-            "seed": self.seed, "text": view_text(view) + "\n" + legal_text(legal),
+            "seed": self.seed, "text": observation_text(observation),
             "legal": [{"id": action, "move": action_text(action)} for action in legal],
             "observation": observation["observation"].tolist(), "action_mask": mask.tolist(),
         }  # fmt: skip
         program = _program(self.argv)
         try:
-            return self._action(program.ask(json.dumps(message, separators=(",", ":")).encode() + b"\n", self.timeout), legal)
+            line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+            return self._action(program.ask(line, self.timeout), legal)
         except _NoAnswer as error:
             program.stop()
             _running.pop(tuple(self.argv), None)
             where = f"match {self.match}, decision {self.decision}" if self.match else f"decision {self.decision}"
-            raise BotFailure(self.name, f"{where} ({view.phase})", str(error)) from None
+            raise BotFailure(self.name, f"{where} ({decode(observation).phase})", str(error)) from None
 
     @staticmethod
     def _action(line: bytes, legal: list[int]) -> int:

@@ -402,8 +402,9 @@ def _opponent_model(spec: str | None) -> Bot | None:
         f"search option opponents must be a bot that is not a search, one of {names} or a policy file "
         f"(.npz or .zip), got {spec!r}"
     )
-    # Never a program (exec:COMMAND): a search seated by the web page must not start one.
-    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search") or is_program_spec(spec.strip()):
+    if not isinstance(spec, str) or spec.partition(":")[0].strip().startswith("search"):
+        raise problem
+    if is_program_spec(spec.strip()):  # never a program (exec:COMMAND): a search the web page seats must not start one
         raise problem
     try:
         return make(spec)

@@ -39,7 +39,8 @@ if _pettingzoo.EnvSpec(PETTINGZOO_ID).id not in _pettingzoo.aec_registry:  # (it
     _pettingzoo.register("aec", PETTINGZOO_ID, entry_point="allfours_env.env:env")
 
 __all__ = [
-    "BEG", "DEFAULT_RULES", "ENV_ID", "GIVE_ONE", "LAYOUT", "N_ACTIONS", "OBS_SIZE", "PETTINGZOO_ID", "RULE_KEYS", "RUN",
-    "STAND", "STATE_SIZE", "AllFoursVectorEnv", "Event", "Game", "IllegalActionError", "Rules", "SingleAgentEnv", "View",
-    "action_text", "card_text", "decode", "encode", "env", "parse_card", "raw_env", "single_agent_env", "vector_env",
+    "BEG", "DEFAULT_RULES", "ENV_ID", "GIVE_ONE", "LAYOUT", "N_ACTIONS", "OBS_SIZE", "PETTINGZOO_ID", "RULE_KEYS",
+    "RUN", "STAND", "STATE_SIZE", "AllFoursVectorEnv", "Event", "Game", "IllegalActionError", "Rules", "SingleAgentEnv",
+    "View", "action_text", "card_text", "decode", "encode", "env", "parse_card", "raw_env", "single_agent_env",
+    "vector_env",
 ]

@@ -117,8 +117,9 @@ class Arena:
         for i in np.flatnonzero(owners == OWN_BOT):
             t, seat = moving[i], seats[i]
             start = time.perf_counter()
+            observation = {"observation": observations[i], "action_mask": masks[i].view(np.int8)}
             try:
-                actions[t] = self.bots[t][seat].act({"observation": observations[i], "action_mask": masks[i].view(np.int8)})
+                actions[t] = self.bots[t][seat].act(observation)
             except BotFailure as failure:
                 failure.table, failure.seat = int(t), int(seat)
                 raise

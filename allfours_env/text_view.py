@@ -52,7 +52,8 @@ _MOVE_ALIASES = {"RUN_THE_PACK": RUN, "GIVE": GIVE_ONE, **{name: action for acti
 HEADER = (
     'All Fours. You and your partner (team "us") play against the right opponent and the left opponent (team "them"). '
     "Play goes to the right: you, right opponent, partner, left opponent.\n"
-    "Cards are a rank then a suit: ranks 2-9, T (ten), J, Q, K, A; suits C (clubs), D (diamonds), H (hearts), S (spades)."
+    "Cards are a rank then a suit: ranks 2-9, T (ten), J, Q, K, A; "
+    "suits C (clubs), D (diamonds), H (hearts), S (spades)."
 )
 
 
@@ -122,8 +123,8 @@ def observation_text(observation: dict[str, np.ndarray]) -> str:
 
 def parse_move(text: str, legal: Iterable[int]) -> int:
     """The action id of a move written as text (a card ``"JH"``/``"10s"``, or ``STAND``, ``BEG``,
-    ``GIVE_ONE``, ``RUN``, any case, spaces for underscores, ``"run the pack"``); a ValueError naming
-    the legal moves if it is not one of ``legal``."""
+    ``GIVE_ONE``, ``RUN``, any case, spaces for underscores, ``"give"``, ``"run the pack"``); a
+    ValueError naming the legal moves if it is not one of ``legal``."""
     legal = [int(a) for a in legal]
     allowed = f"the legal moves are {' '.join(map(action_text, legal)) or 'none (it is not your turn)'}"
     if not isinstance(text, str):

@@ -13,10 +13,10 @@ files are written, and the files are written all or nothing (:mod:`eval.report`)
 fails (a full or read-only disk: the results, the journal, the match logs) says so in one line and
 exits with code 1, leaving no temporary file; the journal keeps its whole lines, so ``--resume``
 goes on once there is room. A bot program that crashes, hangs or answers what is not a legal move
-(``exec:COMMAND``, :mod:`agents.program`) stops the evaluation with one line naming it, its seat, board and
-decision, and exit code 1; the finished boards are kept for ``--resume``. ``--logs DIR`` also writes the match logs (docs/match_log.md) of
-the first ``--log-boards`` boards of every pair, played again once the evaluation is done
-(:mod:`eval.match_logs`).
+(``exec:COMMAND``, :mod:`agents.program`) stops the evaluation with one line naming it, its seat, board
+and decision, and exit code 1; the finished boards are kept for ``--resume``. ``--logs DIR`` also
+writes the match logs (docs/match_log.md) of the first ``--log-boards`` boards of every pair, played
+again once the evaluation is done (:mod:`eval.match_logs`).
 """
 
 from __future__ import annotations

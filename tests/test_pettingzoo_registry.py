@@ -1,4 +1,5 @@
-"""PettingZoo's registry: ``pettingzoo.make("aec", "classic/allfours_v1", **rules)`` is ``allfours_env.env(**rules)``."""
+"""PettingZoo's registry: ``pettingzoo.make("aec", "classic/allfours_v1", **rules)`` is ``allfours_env.env(**rules)``.
+"""
 
 from __future__ import annotations
 

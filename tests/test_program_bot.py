@@ -55,7 +55,8 @@ def test_the_example_plays_whole_matches_through_the_protocol():
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="the JavaScript example needs Node.js")
 def test_the_javascript_example_plays_a_match():
-    bots = [agents.make(f"exec:node {shlex.quote(str(ROOT / 'examples' / 'outside_bot.js'))}"), agents.make("random")] * 2
+    example = shlex.quote(str(ROOT / "examples" / "outside_bot.js"))
+    bots = [agents.make(f"exec:node {example}"), agents.make("random")] * 2
     match = Match(Game(rng=np.random.default_rng(1)), bots)
     match.run()
     assert match.over
@@ -87,7 +88,8 @@ def test_each_decision_carries_the_text_the_legal_moves_and_the_observation(tmp_
 
 
 @pytest.mark.parametrize("spec", [
-    "exec:", "exec: ", "exec[timeout=0]:python3 x.py", "exec[wait=3]:python3 x.py", "exec:'python3", "exec:no_such_program_x",
+    "exec:", "exec: ", "exec[timeout=0]:python3 x.py", "exec[wait=3]:python3 x.py", "exec:'python3",
+    "exec:no_such_program_x",
 ])  # fmt: skip
 def test_a_bad_program_spec_is_refused_saying_why(spec):
     with pytest.raises(ValueError, match="program bot"):
@@ -112,13 +114,14 @@ def flaky_spec(tmp_path: Path, how: str, at: int, timeout: float = 10) -> tuple[
 def test_a_failing_program_stops_the_evaluation_in_one_line_and_resume_finishes_it(tmp_path, capsys, how, says):
     spec, broken = flaky_spec(tmp_path, how, at=60, timeout=0.5 if how == "hang" else 10)
     out = tmp_path / "eval"
-    command = [spec, "random", "--boards", "8", "--episode", "deal", "--workers", "1", "--out", str(out), "--no-progress"]
+    command = [spec, "random", "--boards", "8", "--episode", "deal", "--workers", "1", "--out", str(out)]
+    command.append("--no-progress")
     assert eval_main(command) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
-    pattern = (rf"python -m eval: bot '{re.escape(spec)}' at seat [0-3] on board [0-7], match 1, decision \d+ \(play\): "
-               rf"{says}.*; the evaluation stopped\. Its finished boards are kept in {re.escape(str(out))}: once the bot "
-               "is mended, the same command with --resume plays only the rest")  # fmt: skip
+    pattern = (rf"python -m eval: bot '{re.escape(spec)}' at seat [0-3] on board [0-7], match 1, "
+               rf"decision \d+ \(play\): {says}.*; the evaluation stopped\. Its finished boards are kept in "
+               rf"{re.escape(str(out))}: once the bot is mended, the same command with --resume plays only the rest")
     assert re.fullmatch(pattern, lines[0]), lines[0]
     kept = (out / ".eval-journal.jsonl").read_text().splitlines()
     assert len(kept) >= 2, "some boards finished before the failure and were kept"
@@ -133,8 +136,8 @@ def test_a_failure_in_a_watched_match_names_the_seat(tmp_path):
     bots = [agents.make("random"), agents.make(spec)] * 2
     with pytest.raises(BotFailure) as failure:
         Match(Game(rng=np.random.default_rng(0)), bots).run()
-    assert re.fullmatch(r"bot '.*' at seat [13], decision 3 \(\w+\): the program ended \(exit code 3\) without answering",
-                        str(failure.value)), str(failure.value)  # fmt: skip
+    says = r"bot '.*' at seat [13], decision 3 \(\w+\): the program ended \(exit code 3\) without answering"
+    assert re.fullmatch(says, str(failure.value)), str(failure.value)
 
 
 def test_the_web_page_never_seats_a_program():
@@ -156,8 +159,8 @@ def test_agents_play_seats_a_program_and_ends_in_one_line_when_it_fails(tmp_path
     assert play_main(["--watch", "--bot", spec, "--seed", "3", "--pace", "0"]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and re.fullmatch(
-        rf"python -m agents.play: bot '{re.escape(spec)}' at seat 0, match 1, decision 5 \(\w+\): answered action 99, not an "
-        "action id 0..55; the match stopped", lines[0]), lines  # fmt: skip
+        rf"python -m agents.play: bot '{re.escape(spec)}' at seat 0, match 1, decision 5 \(\w+\): answered action 99, "
+        "not an action id 0..55; the match stopped", lines[0]), lines
 
 
 def test_the_web_page_refuses_a_program_inside_a_search_option(tmp_path):
