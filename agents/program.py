@@ -41,6 +41,7 @@ PREFIX = "exec"
 PROTOCOL = 1  # the version of the messages, sent in each; docs/outside_bots.md
 DEFAULT_TIMEOUT = 10.0  # seconds a decision (the first includes the program's start)
 MAX_TIMEOUT = 3600.0
+MAX_ANSWER_BYTES = 1 << 16  # an answer is a short line: more without a newline is not one
 FORM = "exec:COMMAND or exec[timeout=SECONDS]:COMMAND"
 _SPEC = re.compile(r"exec(?:\[(?P<options>[^\]]*)\])?:(?P<command>.*)", re.DOTALL)
 _players = itertools.count(1)
@@ -91,7 +92,9 @@ class _Program:
     def ask(self, line: bytes, timeout: float) -> bytes:
         """The program's answer line to ``line`` (a _NoAnswer if it ends or does not answer in time)."""
         try:
-            self.process.stdin.write(line)
+            written = 0
+            while written < len(line):  # (a raw pipe may take part of it)
+                written += self.process.stdin.write(line[written:])
         except OSError:  # a broken pipe: it ended
             raise _NoAnswer(self._ended()) from None
         deadline = time.monotonic() + timeout
@@ -106,6 +109,8 @@ class _Program:
                 if not chunk:
                     raise _NoAnswer(self._ended())
                 self.pending += chunk
+                if len(self.pending) > MAX_ANSWER_BYTES:
+                    raise _NoAnswer(f"answered more than {MAX_ANSWER_BYTES:,} bytes without a newline")
         answer, _, self.pending = self.pending.partition(b"\n")
         return answer
 
@@ -160,7 +165,7 @@ class ProgramBot:
     def reset(self, seed: int | None = None) -> None:
         self.match += 1
         self.decision = 0
-        self.seed = seed
+        self.seed = None if seed is None else int(seed)  # (a numpy int is not JSON)
 
     def act(self, observation: Observation) -> int:
         self.decision += 1

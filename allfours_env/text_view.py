@@ -171,6 +171,15 @@ def _match(pattern: str, text: str) -> re.Match:
 def read_observation_text(text: str) -> tuple[View, list[int]]:
     """The ``View`` and the legal action ids of a text :func:`observation_text` wrote (a
     TextFormatError if it is not one)."""
+    try:
+        return _read(text)
+    except TextFormatError:
+        raise
+    except (KeyError, ValueError, IndexError, AttributeError) as error:  # a card, seat or rule that is not one
+        raise TextFormatError(f"not a text view of observation_text ({type(error).__name__}: {error})") from None
+
+
+def _read(text: str) -> tuple[View, list[int]]:
     lines: dict[str, str] = {}
     tricks: list[str] = []
     for line in text.splitlines():

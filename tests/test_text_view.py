@@ -111,3 +111,14 @@ def test_the_text_bot_reads_only_the_text_and_plays_as_rule_based():
             assert text_bot.act(observation) == rule_based.act(observation)
             compared += 1
     assert compared > 100
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: "", lambda text: text.replace("Trump: ", "Trumps: "), lambda text: text.replace("you", "me"),
+    lambda text: re.sub(r"Your hand: \S+", "Your hand: XX", text), lambda text: text.replace("Phase: ", "Phase: ("),
+])  # fmt: skip
+def test_a_text_that_is_not_a_text_view_is_refused(damage):
+    from allfours_env.text_view import TextFormatError
+
+    with pytest.raises(TextFormatError):
+        read_observation_text(damage(observation_text(observation_at("play"))))
