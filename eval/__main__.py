@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: python -m eval rule_based random --boards 2000 --rule target_score=7",
     )
     parser.add_argument(
-        "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
+        "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based), checkpoint paths, or exec:COMMAND (a program outside, "
+        "docs/outside_bots.md); 2 or more"
     )
     parser.add_argument(
         "--boards", type=count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
