@@ -96,7 +96,8 @@ def refuse_sighted(bot: Bot, where: str) -> Bot:
 
 def make(spec: str | os.PathLike) -> Bot:
     """A bot from a short name (``known_bots()``), a name with options (``"search:worlds=16,ms=20"``),
-    or a path to a trained policy (``.zip`` or ``.npz``).
+    a path to a trained policy (``.zip`` or ``.npz``), or a program outside the process
+    (``"exec:python3 my_bot.py"``, :mod:`agents.program`; never registered, so the web page never seats one).
 
     Unknown names or options raise ValueError listing the known ones; a missing policy file raises
     FileNotFoundError and a damaged, hostile or foreign one ``agents.policy.CheckpointError``
@@ -110,6 +111,10 @@ def make(spec: str | os.PathLike) -> Bot:
             f"a bot spec is text (a name from {', '.join(names)}, with options as NAME:KEY=VALUE,..., or a path to a "
             f"policy .zip or .npz), got {type(spec).__name__} {spec!r:.40}"
         )
+    from .program import PREFIX, ProgramBot, is_program_spec
+
+    if is_program_spec(spec):
+        return ProgramBot(spec)
     name, sep, option_text = spec.partition(":")
     if name in _REGISTRY and (sep or spec == name):
         options = parse_options(spec, option_text) if sep else {}
@@ -123,7 +128,7 @@ def make(spec: str | os.PathLike) -> Bot:
         return PolicyBot.from_file(spec)
     raise ValueError(
         f"unknown bot {spec!r}; known bots: {', '.join(names)} (options as NAME:KEY=VALUE,...), "
-        "or a path to a policy .zip or .npz"
+        f"a path to a policy .zip or .npz, or {PREFIX}:COMMAND (a program outside, docs/outside_bots.md)"
     )
 
 

@@ -9,9 +9,11 @@ from .policy import PolicyBot
 from .random_bot import RandomBot
 from .rule_based import RuleBasedBot
 from .search import SearchBot, search_v1
+from .text_bot import TextRuleBasedBot
 
 register("random", RandomBot)
 register("rule_based", RuleBasedBot)
+register("rule_based_text", TextRuleBasedBot)  # rule_based reading the text view only
 register("expert", ExpertBot)
 register("search", SearchBot)
 register("search_v1", search_v1)  # the frozen reference search (issue 41)

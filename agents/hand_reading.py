@@ -239,7 +239,10 @@ class PhaseBot:
         legal = mask_bits(observation["action_mask"])
         if not legal:
             raise ValueError("no legal action in the mask: this agent is not the one to act")
-        view = decode(observation)
+        return self.decide(decode(observation), legal)
+
+    def decide(self, view: View, legal: int) -> int:
+        """The action for a decoded view and the legal actions as a bit set over action ids."""
         if view.phase == "stand_or_beg":
             return self.stand_or_beg(view, legal)
         if view.phase == "give_or_run":

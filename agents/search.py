@@ -154,6 +154,7 @@ from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
 from .policy import PolicyBot, batch_inputs
+from .program import is_program_spec
 from .search_kernels import rollout_actions, sample_worlds
 from .values import VALUE_V1, load_value
 
@@ -402,6 +403,8 @@ def _opponent_model(spec: str | None) -> Bot | None:
         f"(.npz or .zip), got {spec!r}"
     )
     if not isinstance(spec, str) or spec.partition(":")[0].strip() not in names and not spec.endswith(POLICY_SUFFIXES):
+        raise problem
+    if is_program_spec(spec.strip()):  # never a program (exec:COMMAND): a search the web page seats must not start one
         raise problem
     try:
         return make(spec)

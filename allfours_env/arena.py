@@ -19,6 +19,7 @@ each table can draw its decks from its own source (``decks[t]()``, one per deal 
 begins, so a table plays the deals the one-match :class:`~allfours_env.engine.Game` fed by the
 same generator plays). ``think_seconds[t, seat]`` and ``moves[t, seat]`` add up how long each
 seat's bot took and how many decisions (a batch call's time shared equally among its rows).
+A table's own bot that fails (:class:`~allfours_env.match.BotFailure`) stops the run, its table and seat named.
 
 Users: evaluation (:mod:`eval.batch`), labelling (:mod:`train.labels`), the warm start's
 recording (:mod:`train.imitation`) and the vector env's opponents (:mod:`allfours_env.gym_vector`).
@@ -32,7 +33,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .cards import N_SEATS
-from .match import Bot, sees_hands, with_hands
+from .match import Bot, BotFailure, sees_hands, with_hands
 from .vector import VectorGame
 
 LEARNER, OWN_BOT = -2, -1  # owner codes of a seat besides a batch bot's key (its id)
@@ -121,7 +122,11 @@ class Arena:
             if sees_hands(bot):  # the oracle (evaluation only)
                 observation = with_hands(observation, game.hands[t], seat)
             start = time.perf_counter()
-            actions[t] = bot.act(observation)
+            try:
+                actions[t] = bot.act(observation)
+            except BotFailure as failure:
+                failure.table, failure.seat = int(t), int(seat)
+                raise
             self._charge(t, seat, time.perf_counter() - start)
         if self.on_decisions is not None:
             self.on_decisions(moving, observations, masks, actions[moving])

@@ -53,6 +53,25 @@ class Bot(Protocol):
         """The action id (0..55) to take; it must be legal under ``observation["action_mask"]``."""
 
 
+class BotFailure(RuntimeError):
+    """A bot could not give a legal action: a program behind it crashed, hung or answered what is not
+    a legal move (:mod:`agents.program`). The loops that seat bots say where it sat: :meth:`Match.run`
+    the seat, :class:`~allfours_env.arena.Arena` the table and seat, and an evaluation the board."""
+
+    def __init__(self, bot: str, decision: str, reason: str) -> None:
+        super().__init__(bot, decision, reason)
+        self.bot, self.decision, self.reason = bot, decision, reason
+        self.seat: int | None = None
+        self.table: int | None = None
+        self.board: int | None = None
+
+    def __str__(self) -> str:
+        where = "" if self.seat is None else f" at seat {self.seat}"
+        if self.board is not None:
+            where += f" on board {self.board}"
+        return f"bot {self.bot!r}{where}, {self.decision}: {self.reason}"
+
+
 class Decision(NamedTuple):
     """One decision, as ``on_decision`` sees it: before the engine applies ``action``."""
 
@@ -141,7 +160,11 @@ class Match:
             if sees_hands(bots[seat]):
                 observation = with_hands(observation, game.hands, seat)
             start = time.perf_counter()
-            action = bots[seat].act(observation)
+            try:
+                action = bots[seat].act(observation)
+            except BotFailure as failure:
+                failure.seat = seat
+                raise
             self.think_seconds[seat] += time.perf_counter() - start
             self.moves[seat] += 1
             try:

@@ -12,9 +12,11 @@ exits with code 130 (143), keeping the boards finished so far. The report is pri
 files are written, and the files are written all or nothing (:mod:`eval.report`). A write that
 fails (a full or read-only disk: the results, the journal, the match logs) says so in one line and
 exits with code 1, leaving no temporary file; the journal keeps its whole lines, so ``--resume``
-goes on once there is room. ``--logs DIR`` also writes the match logs (docs/match_log.md) of
-the first ``--log-boards`` boards of every pair, played again once the evaluation is done
-(:mod:`eval.match_logs`).
+goes on once there is room. A bot program that crashes, hangs or answers what is not a legal move
+(``exec:COMMAND``, :mod:`agents.program`) stops the evaluation with one line naming it, its seat, board
+and decision, and exit code 1; the finished boards are kept for ``--resume``. ``--logs DIR`` also
+writes the match logs (docs/match_log.md) of the first ``--log-boards`` boards of every pair, played
+again once the evaluation is done (:mod:`eval.match_logs`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # the heavy imports come inside main(), so that a Ctrl-C whil
 DEFAULT_BOARDS = 1000
 DEFAULT_OUT = "results/eval"
 DEFAULT_LOG_BOARDS = 1
+BOT_FAILED_EXIT = 1  # a bot that crashed, hung or answered wrong (an outside program, agents.program)
 MAX_LOG_BOARDS = 10_000  # boards logged in all pairs together (two files of a few KB each)
 
 
@@ -76,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: python -m eval rule_based random --boards 2000 --rule target_score=7",
     )
     parser.add_argument(
-        "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based) or checkpoint paths; 2 or more"
+        "bots", nargs="+", metavar="BOT", help="bot names (e.g. random, rule_based), checkpoint paths, or exec:COMMAND (a program outside, "
+        "docs/outside_bots.md); 2 or more"
     )
     parser.add_argument(
         "--boards", type=count(1, MAX_BOARD_PAIRS), default=DEFAULT_BOARDS, help=f"boards per pair (default {DEFAULT_BOARDS})"
@@ -215,6 +219,7 @@ def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namesp
     """Play ``plan`` and write its results, with ``--out`` locked; the exit code. An
     EvaluationStopped before any board was finished passes on (the caller cleans up)."""
     from agents.shared.processes import exit_code, stop_name
+    from allfours_env.match import BotFailure
 
     from .api import EvaluationStopped, play_plan
     from .journal import Journal, JournalError, JournalWriteError
@@ -240,6 +245,13 @@ def _evaluate(parser: argparse.ArgumentParser, plan: Plan, args: argparse.Namesp
             file=sys.stderr,
         )
         return WRITE_FAILED_EXIT
+    except BotFailure as failure:  # a program bot that crashed, hung or answered wrong (agents.program)
+        print(
+            f"\npython -m eval: {failure}; the evaluation stopped. Its finished boards are kept in {args.out}: once "
+            "the bot is mended, the same command with --resume plays only the rest",
+            file=sys.stderr,
+        )
+        return BOT_FAILED_EXIT
     except EvaluationStopped as stopped:
         if stopped.partial is None:
             journal.remove()

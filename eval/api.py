@@ -13,6 +13,7 @@ import numpy as np
 from agents.shared.processes import caught_stop
 from allfours_env.checks import count
 from allfours_env.engine import EPISODES
+from allfours_env.match import BotFailure
 from allfours_env.rules import DEFAULT_RULES, Rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
@@ -144,7 +145,8 @@ def play_plan(
     ``on_progress(k)`` hears of every ``k`` boards finished; ``finished``: records of boards
     played before (by (pair index, board) of the plan, else ValueError), not played again;
     ``on_task(pair, records)`` hears of the records of each task as it finishes. A Ctrl-C or
-    SIGTERM raises :class:`EvaluationStopped` with the results of the boards finished so far.
+    SIGTERM raises :class:`EvaluationStopped` with the results of the boards finished so far; a
+    bot that fails (:class:`~allfours_env.match.BotFailure`) stops the play and passes on.
     """
     finished = dict(finished or {})
     for (pair, board), record in finished.items():
@@ -168,6 +170,10 @@ def play_plan(
         records = run_pairs(
             plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, task_done, finished
         )
+    except BotFailure:  # a program bot that crashed, hung or answered wrong: the finished boards are on_task's
+        if bar:
+            bar.close()
+        raise
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
         if stop is None:

@@ -19,6 +19,7 @@ import numpy as np
 from agents import Bot
 from allfours_env.actions import EVENT_KINDS
 from allfours_env.arena import Arena
+from allfours_env.match import BotFailure
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
@@ -80,7 +81,11 @@ def play_boards(
     tally(np.ones(n, dtype=bool), *game.event_buffers())  # the first deal's kicks
     decks_of = [lambda rng=rng: rng.permutation(N_CARDS).tolist() for rng in decks]
     arena = Arena(game, bots, decks_of, lambda moved, points: tally(moved, *game.event_buffers()))
-    arena.run()
+    try:
+        arena.run()
+    except BotFailure as failure:  # a program bot that crashed, hung or answered wrong: name its board
+        failure.board = boards[failure.table // MATCHES_PER_BOARD].board
+        raise
     scores, deals = game.scores, game.deal_number
     return [
         BoardRecord(board.board, tuple(

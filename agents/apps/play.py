@@ -15,7 +15,9 @@ terminal (``--pace SECONDS`` before each decision); ``--save match.gif`` (Pillow
 dealer, every action: :mod:`agents.apps.match_log`, docs/match_log.md) when the match ends or you
 leave, which ``python -m agents.web`` replays move by move.
 
-The bots are built with :func:`agents.make` and act from ``env.observe(agent)`` only; the match
+The bots are built with :func:`agents.make` (a program outside too, ``exec:COMMAND``: one that crashes,
+hangs or answers what is not a legal move ends the match with one line and exit code 1) and act from
+``env.observe(agent)`` only; the match
 runs the shared loop, :class:`allfours_env.match.Match`. :func:`play` and :func:`watch` take the input
 and output callables, so tests drive a match with scripted lines.
 """
@@ -38,7 +40,7 @@ import numpy as np
 from allfours_env import BEG, GIVE_ONE, RUN, STAND, card_text, decode, parse_card
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import AWARD_KINDS, DEAL, DEAL_END, Event, Game
-from allfours_env.match import Decision, Match
+from allfours_env.match import BotFailure, Decision, Match
 from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
 from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
@@ -462,6 +464,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the output was piped into a reader that stopped (e.g. | head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
+    except BotFailure as failure:  # a program bot (exec:COMMAND) that crashed, hung or answered wrong
+        print(f"python -m agents.play: {failure}; the match stopped", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
