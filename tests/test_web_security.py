@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import math
 import re
 import signal
@@ -327,3 +328,30 @@ def test_every_response_forbids_framing(monkeypatch):
     assert responses["500"].status_code == 500 and "ZeroDivisionError" in responses["500"].json()["error"]
     assert "frame-ancestors 'none'" in SECURITY_HEADERS["Content-Security-Policy"]
     assert not math.isnan(client.get("/api/options").json()["idle_minutes"])
+
+
+def test_a_client_that_leaves_mid_body_costs_at_most_one_log_line(caplog):
+    app = create_app()
+    body = b'{"mode": "watch", "players": '  # the rest never comes: the client is gone
+    messages = iter([{"type": "http.request", "body": body, "more_body": True}, {"type": "http.disconnect"}])
+    sent = []
+
+    async def receive():
+        return next(messages)
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/api/matches", "raw_path": b"/api/matches", "query_string": b"", "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+    }  # fmt: skip
+    import anyio
+
+    with caplog.at_level("DEBUG"):
+        anyio.run(app, scope, receive, send)  # (before: ClientDisconnect raised out of the app, a traceback)
+    records = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(records) <= 1 and not any(r.exc_info for r in records), [r.getMessage() for r in records]
+    assert len(app.state.store) == 0

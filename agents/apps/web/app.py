@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -104,10 +104,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise Refused(415, "the API takes JSON: send the header Content-Type: application/json")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise Refused(413, f"the request body is larger than {limit:,} bytes, the most this request takes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise Refused(413, f"the request body is larger than {limit:,} bytes, the most this request takes")
+    except ClientDisconnect:  # (its answer goes nowhere: no traceback, no log line, nothing done)
+        raise Refused(400, "the client left before its request's body was whole") from None
     return bytes(body)
 
 
