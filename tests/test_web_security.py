@@ -29,7 +29,8 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
-from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, loads, start
+from agents.apps import match_log
+from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, Replay, loads, start
 from agents.apps.web import sessions
 from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
 from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
@@ -355,3 +356,24 @@ def test_a_client_that_leaves_mid_body_costs_at_most_one_log_line(caplog):
     records = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert len(records) <= 1 and not any(r.exc_info for r in records), [r.getMessage() for r in records]
     assert len(app.state.store) == 0
+
+
+def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
+    log = long_log(sessions.MAX_STEPS)
+    steps = len(log.actions)
+    jumps = [steps, steps - 1, 0, 1, *np.random.default_rng(0).integers(0, steps, 12).tolist(), 7_777, 7_776]
+
+    def seen(game: Game) -> tuple:
+        return game.hands, game.scores, game.played, game.current, list(game.events)
+
+    truth, game = {}, start(log)
+    for step in range(steps + 1):
+        truth[step] = seen(game) if step in jumps else None
+        if step < steps:
+            match_log.apply(game, log, step)
+    replay, applied, real_apply = Replay(log), [], match_log.apply
+    monkeypatch.setattr(match_log, "apply", lambda game, log, index: applied.append(index) or real_apply(game, log, index))
+    for step in jumps:
+        applied.clear()
+        assert seen(replay.game_at(step)) == truth[step], step
+        assert len(applied) <= 1_000 or step == steps == jumps[0], (step, len(applied))  # (before: up to 9,999)
