@@ -35,6 +35,7 @@ from agents.apps.web import sessions
 from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
 from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from agents.builtin import PRETRAINED
+from agents.values import VALUE_V1
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import Game
 from allfours_env.match import Match
@@ -164,24 +165,60 @@ def test_bots_and_the_hinter_draw_from_streams_of_their_own():
 # ---------------------------------------------------------------- files the page names, hosts
 
 
-@pytest.mark.parametrize("option", ["keep", "rollout"])
-def test_search_networks_only_by_a_command_line_label(option, tmp_path, monkeypatch):
+@pytest.mark.parametrize("option", ["keep", "rollout", "opponents", "infer", "cut=1,value"])
+def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch):
     client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
     copy = tmp_path / "x.npz"
     copy.write_bytes(PRETRAINED.read_bytes())
     loaded = []
     monkeypatch.setattr("agents.policy.load_weights", lambda path: loaded.append(path))
+    monkeypatch.setattr("agents.search.load_value", lambda path: loaded.append(path))
     messages = []
-    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz"):
+    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz", VALUE_V1):
         spec = f"search:{option}={path},worlds=8,ms=0"
         response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
         assert response.status_code == 400, response.text
         messages.append(re.sub(r"got '[^']*'", "got PATH", response.json()["error"]))
-    assert not loaded and messages[0] == messages[1] == messages[2] and "loads no file the page names" in messages[0]
+    assert not loaded and len(set(messages)) == 1 and "loads no file the page names" in messages[0], messages
     monkeypatch.undo()
-    spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
-    state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
-    assert state["players"][0] == spec
+    if option != "cut=1,value":  # (a value file is never named by the page: the shipped one is used)
+        spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
+        state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
+        assert state["players"][0] == spec
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "search:opponents=rule_based", "search:opponents=random,worlds=64", "search:opponents=pretrained,worlds=128,ms=2000",
+        "search:opponents=expert,worlds=512,ms=2000", "search:rollout=allfours_v1.npz,worlds=512",
+        "search:infer=student,worlds=512,ms=0", "search:infer=student,rollout=allfours_v1.npz",
+    ],
+)  # fmt: skip
+def test_every_costly_search_option_is_within_the_pages_cap(spec):
+    client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
+    response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
+    assert response.status_code == 400 and "more work than the page's search takes" in response.json()["error"]
+    allowed = re.search(r"at most (\d+) worlds", response.json()["error"])
+    cheaper = re.sub(r",?worlds=\d+", "", spec) + f",worlds={allowed.group(1)}"
+    state = client.post("/api/matches", json={"mode": "watch", "players": [cheaper, *["random"] * 3]}).json()
+    assert state["players"][0] == cheaper
+
+
+def test_the_costliest_opponents_the_page_takes_decide_within_two_seconds():
+    client = TestClient(create_app())
+    spec = "search:opponents=rule_based,worlds=32,ms=0"  # (the issue's 1.4 to 8.2 s a move: 64 worlds, ms up to 2000)
+    state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["expert"] * 3], "seed": 3}).json()
+    session = client.app.state.store.get(state["id"])
+    slowest = 0.0
+    while session.game.tricks_played < 4 or session.game.current != 0:  # (late in a deal: the most to check)
+        if session.game.current == 0 and len(session.game.legal_actions()) > 1:
+            begun = time.perf_counter()
+            client.post(f"/api/matches/{state['id']}/advance", json={"step": session.step})
+            slowest = max(slowest, time.perf_counter() - begun)
+        else:
+            client.post(f"/api/matches/{state['id']}/advance", json={"step": session.step})
+    assert slowest < 2.0, slowest
 
 
 def test_other_hosts_warn_and_keep_the_host_check():

@@ -8,8 +8,9 @@ otherwise)::
                          [--max-matches 200] [--max-memory-mb 512] [POLICY.npz ...]
 
 Policy files named on the command line can be seated by the page (by their label, also as a
-search bot's ``keep=`` or ``rollout=``); the page itself can never make the server load a file
-(:mod:`agents.apps.web.players`, which also caps search's options). Another ``--host`` than loopback
+search bot's ``keep=``, ``rollout=``, ``opponents=`` or ``infer=``); the page itself can never make
+the server load a file (:mod:`agents.apps.web.players`, which also caps search's options and the
+work they ask of a decision). Another ``--host`` than loopback
 prints a warning, and the Host header check stays on (``--allow-host``; see
 :mod:`agents.apps.web.__main__`). The server (Starlette, run by uvicorn) holds every match: the engine,
 the bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match
