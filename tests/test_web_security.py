@@ -313,7 +313,7 @@ def test_a_live_match_stops_at_the_step_limit(monkeypatch):
 
 
 def test_the_store_keeps_to_its_memory_budget():
-    client = TestClient(create_app(memory_budget=8 * 2**20, max_matches=50))
+    client = TestClient(create_app(memory_budget=8 * 2**20, max_matches=50, client_share=1.0))
     body = {"mode": "play", "seat": 0, "players": [None, "pretrained", "pretrained", "pretrained"]}
     ids = [client.post("/api/matches", json=body).json()["id"] for _ in range(2)]  # about 3 MB each: their networks
     response = client.post("/api/matches", json=body)
@@ -414,3 +414,24 @@ def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
         applied.clear()
         assert seen(replay.game_at(step)) == truth[step], step
         assert len(applied) <= 1_000 or step == steps == jumps[0], (step, len(applied))  # (before: up to 9,999)
+
+
+def test_one_client_cannot_take_every_match_or_the_memory():
+    app = create_app(max_matches=40, memory_budget=16 * 2**20)
+    hostile, other = TestClient(app, client=("10.0.0.66", 40000)), TestClient(app, client=("10.0.0.7", 40000))
+    body = {"mode": "watch", "players": ["random"] * 4}
+    statuses = [hostile.post("/api/matches", json=body).status_code for _ in range(40)]
+    assert statuses == [200] * 10 + [429] * 30, statuses  # a quarter of the matches (before: all 40, then 503)
+    assert other.post("/api/matches", json=body).status_code == 200
+    neighbour = TestClient(app, client=("2001:db8::1", 40000))  # (one IPv6 /64 is one client: one machine's)
+    assert [neighbour.post("/api/matches", json=body).status_code for _ in range(10)] == [200] * 10
+    assert TestClient(app, client=("2001:db8::2:1", 1)).post("/api/matches", json=body).status_code == 429
+    for match_id in list(app.state.store._sessions):
+        app.state.store.remove(match_id)
+    text = long_log(3_000).dumps()  # a replay of about 1.3 MB by its estimate
+    uploads = [hostile.post("/api/replays", content=text, headers=JSON) for _ in range(10)]
+    statuses, held = [u.status_code for u in uploads], app.state.store._sessions.values()
+    assert statuses == [200] * 3 + [429] * 7, statuses  # (before: all 10 taken, 13 MB of the 16)
+    assert sum(s.estimated_bytes() for s in held) <= 4 * 2**20  # a quarter of the budget
+    assert "one client's matches" in uploads[-1].json()["error"]
+    assert other.post("/api/replays", content=text, headers=JSON).status_code == 200

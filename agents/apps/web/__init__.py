@@ -24,12 +24,16 @@ before; a seed the server draws has 128 random bits (:mod:`agents.apps.web.sessi
 Bounds: a match plays to at most 100 points (``target_score``), and a match or a replay holds at
 most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
 lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
-held ones take about ``--max-memory-mb``. Reviews run one at a time in one background thread, each
-at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.apps.web.reviews`).
+held ones take about ``--max-memory-mb``, and a client's (429) beyond a quarter of either (a client
+is a peer address, an IPv6 one by its /64; no header is trusted for it:
+:func:`agents.apps.web.app.client_of`). Reviews run one at a time in one background thread, each
+at most 600 decisions and 2 minutes, at most 4 waiting and 2 of one client's waiting or running
+(:mod:`agents.apps.web.reviews`).
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
-409 not now, 413 too large, 415 not JSON, 503 too many matches or too much memory held). Every
+409 not now, 413 too large, 415 not JSON, 429 past your share of the matches, memory or reviews,
+503 too many matches or too much memory held). Every
 response carries ``X-Frame-Options: DENY`` and a Content-Security-Policy with
 ``frame-ancestors 'none'`` (:mod:`agents.apps.web.app`).
 

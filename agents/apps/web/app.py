@@ -7,6 +7,7 @@ DENY``, CSP ``frame-ancestors 'none'``), and the page runs only its own same-ori
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from ..match_log import MAX_SEED, MatchLog, MatchLogError, draw_seed, loads
 from .players import BotChoices
 from .reviews import REVIEW_SECONDS, REVIEW_WORLDS, ReviewJob, ReviewQueue
 from .sessions import (
+    CLIENT_SHARE,
     IDLE_SECONDS,
     LOCK_SECONDS,
     MAX_MATCHES,
@@ -164,12 +166,14 @@ def create_app(
     memory_budget: int = MEMORY_BUDGET,
     review_worlds: int = REVIEW_WORLDS,
     review_seconds: float = REVIEW_SECONDS,
+    client_share: float = CLIENT_SHARE,
 ) -> Starlette:
     """The web app. ``policy_files``: the only files its matches may load (checked now);
     ``allowed_hosts``: Host headers accepted (None: any, for tests); ``memory_budget``: bytes the
     held matches may take (:class:`~agents.apps.web.sessions.Store`); ``review_worlds``, ``review_seconds``:
-    a review's precision and time budget (:mod:`agents.apps.web.reviews`). A ValueError for a bad setting."""
-    store = Store(idle_seconds, max_matches, clock, memory_budget)
+    a review's precision and time budget (:mod:`agents.apps.web.reviews`); ``client_share``: the part of the
+    matches and of the memory one client may hold. A ValueError for a bad setting."""
+    store = Store(idle_seconds, max_matches, clock, memory_budget, client_share)
     choices = BotChoices(policy_files)
     reviews = ReviewQueue(worlds=review_worlds, seconds=review_seconds)
 
@@ -212,7 +216,7 @@ def create_app(
             bots.append(bot)
             names.append(bot.name)
         session = LiveMatch(bots, names, rules, seed, person)
-        store.add(session)
+        store.add(session, client_of(request))
         return session.state()
 
     async def get_state(request: Request) -> Response:
@@ -271,7 +275,7 @@ def create_app(
     async def replay_of(request: Request) -> Response:
         session = live(request)
         replay = ReplayMatch(session.log())
-        store.add(replay)
+        store.add(replay, client_of(request))
         return replay.state(step=0)
 
     async def read_log(request: Request) -> MatchLog:
@@ -284,14 +288,14 @@ def create_app(
 
     async def upload(request: Request) -> Response:
         replay = ReplayMatch(await read_log(request))
-        store.add(replay)
+        store.add(replay, client_of(request))
         return replay.state(step=0)
 
-    def start_review(replay: ReplayMatch) -> dict[str, Any]:
-        """Queue the review of a held replay (once); its state and the review's."""
+    def start_review(replay: ReplayMatch, client: str) -> dict[str, Any]:
+        """Queue the review of a held replay (once) for ``client``; its state and the review's."""
         if replay.review is None:
             job = ReviewJob(replay.log, reviews.worlds, reviews.seconds)  # a 413 for a match too long to review here
-            reviews.submit(job)  # a 503 when too many wait
+            reviews.submit(job, client)  # a 429 past the client's share, a 503 when too many wait
             replay.review = job
         job = replay.review
         step, seat = job.steps[0] if job.steps else (0, 0)  # the first decision, as its seat saw it
@@ -299,22 +303,23 @@ def create_app(
 
     async def review_of(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])
+        client = client_of(request)
         if isinstance(session, ReplayMatch):
-            return await run_in_threadpool(locked(session, lambda: start_review(session)))
+            return await run_in_threadpool(locked(session, lambda: start_review(session, client)))
         if not session.over:
             raise Refused(409, "a match is reviewed once it is over")
         replay = ReplayMatch(session.log())
-        return await run_in_threadpool(lambda: _added(replay, start_review))
+        return await run_in_threadpool(lambda: _added(replay, client))
 
     async def review_upload(request: Request) -> Response:
         match_log = await read_log(request)
-        return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), start_review))
+        return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), client_of(request)))
 
-    def _added(replay: ReplayMatch, work: Callable[[ReplayMatch], Any]) -> Any:
-        """``work(replay)`` with the replay held by the store; if it is refused, the replay is dropped."""
-        store.add(replay)
+    def _added(replay: ReplayMatch, client: str) -> Any:
+        """The review of ``replay``, held by the store for ``client``; if it is refused, the replay is dropped."""
+        store.add(replay, client)
         try:
-            return work(replay)
+            return start_review(replay, client)
         except Refused:
             store.remove(replay.id)
             raise
@@ -412,6 +417,20 @@ async def http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     what = "no such page or API route" if error.status_code == 404 else error.detail
     return JSONResponse({"error": f"{what}: {request.method} {request.url.path[:80]}"}, error.status_code, headers=NO_STORE)
+
+
+def client_of(request: Request) -> str:
+    """Who asks, as far as the server can tell clients apart: the connection's peer address (an
+    IPv6 one by its /64 network, what one machine is given); the server trusts no header for it
+    (uvicorn runs with ``proxy_headers`` off). Behind a proxy every client is the proxy."""
+    host = request.client.host if request.client else ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # (not an address: a test client's name)
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(getattr(address, "ipv4_mapped", None) or address)
 
 
 def _since(data: dict[str, Any]) -> int:
