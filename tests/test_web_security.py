@@ -190,7 +190,8 @@ def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch
 @pytest.mark.parametrize(
     "spec",
     [
-        "search:opponents=rule_based", "search:opponents=random,worlds=64", "search:opponents=pretrained,worlds=128,ms=2000",
+        "search:opponents=rule_based", "search:opponents=random,worlds=64",
+        "search:opponents=pretrained,worlds=128,ms=2000",
         "search:opponents=expert,worlds=512,ms=2000", "search:rollout=allfours_v1.npz,worlds=512",
         "search:infer=student,worlds=512,ms=0", "search:infer=student,rollout=allfours_v1.npz",
     ],
@@ -409,7 +410,7 @@ def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
         if step < steps:
             match_log.apply(game, log, step)
     replay, applied, real_apply = Replay(log), [], match_log.apply
-    monkeypatch.setattr(match_log, "apply", lambda game, log, index: applied.append(index) or real_apply(game, log, index))
+    monkeypatch.setattr(match_log, "apply", lambda game, log, i: applied.append(i) or real_apply(game, log, i))
     for step in jumps:
         applied.clear()
         assert seen(replay.game_at(step)) == truth[step], step

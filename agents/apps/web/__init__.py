@@ -55,7 +55,11 @@ seat], "rules": {A0 keys}, "seed": int|"digits"|null}``
 ``POST /api/matches/{id}/act`` ``{"action": 0..55, "step": K}``
     the person's action (play mode, their turn); an illegal one is refused, nothing changes.
 ``POST /api/matches/{id}/advance`` ``{"step": K}``
-    one bot move (the seat to act is a bot's); the page calls it at its own pace.
+    one bot move (the seat to act is a bot's); the page calls it at its own pace. The state and
+    ``move`` (seat, action, label); a watch adds the bot's ``think_ms`` and the ``server_ms``. In
+    play mode the move is answered on a schedule the bot's hand cannot change, a fixed time per
+    bot after the request began (:mod:`agents.apps.web.release`): a bot's thinking time would
+    tell how many cards it could play.
 ``GET /api/matches/{id}/hint``
     what ``expert`` and ``search`` would play for the seat to act, and the searched chance to
     win the match after each legal action (from that seat's observation).

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -157,6 +158,30 @@ def locked(session: Session, work: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+async def released(session: LiveMatch, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``work``, a bot's move in play mode, under the match's lock, answered on the match's release
+    schedule (:mod:`agents.apps.web.release`): the lock is held until then, so that no other request
+    of the match sees the move sooner."""
+    held, begun = False, 0.0
+
+    def take_and_work() -> dict[str, Any]:
+        nonlocal held, begun
+        if not session.lock.acquire(timeout=LOCK_SECONDS):
+            raise Refused(409, "the match is busy with another request; try again")
+        held, begun = True, time.perf_counter()
+        return work()
+
+    try:
+        out = await run_in_threadpool(take_and_work)
+        assert session.release is not None
+        release = begun + session.release.release_after(out["move"]["seat"], time.perf_counter() - begun)
+        await anyio.sleep(max(0.0, release - time.perf_counter()))
+        return out
+    finally:
+        if held:
+            session.lock.release()
+
+
 def create_app(
     policy_files: tuple[str, ...] = (),
     idle_seconds: float = IDLE_SECONDS,
@@ -250,10 +275,14 @@ def create_app(
             seat, open_all, since = data.get("seat"), data.get("open") is True, _since(data)
             session.viewer(seat, open_all)  # (every check before the move: a refusal changes nothing)
             move = session.advance(data.get("step"))
-            out = session.state(seat, open_all, since)
-            return {**out, "move": move, "server_ms": round(1000 * (time.perf_counter() - start), 2)}
+            out = {**session.state(seat, open_all, since), "move": move}
+            if session.release is None:  # a watch shows the time; in play mode it would tell the bot's hand
+                out["server_ms"] = round(1000 * (time.perf_counter() - start), 2)
+            return out
 
-        return await run_in_threadpool(locked(session, work))
+        if session.release is None:
+            return await run_in_threadpool(locked(session, work))
+        return await released(session, work)
 
     async def hint(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])

@@ -129,7 +129,9 @@ class BotChoices:
         costs = {key: cost for key, value in named.items() if (cost := option_cost(key, value)) > 1}
         factor = math.prod(costs.values())
         if max(worlds, confirm) * factor > MAX_SEARCH_WORK:
-            priced = ", ".join(f"{key}={str(named[key])[:40]} costs {cost} times a world" for key, cost in costs.items())
+            priced = ", ".join(
+                f"{key}={str(named[key])[:40]} costs {cost} times a world" for key, cost in costs.items()
+            )
             raise ValueError(
                 f"search options ask for {max(worlds, confirm):,} worlds a decision where {priced}: more work than the "
                 f"page's search takes ({MAX_SEARCH_WORK:,} plain worlds); with these options ask for at most "
@@ -148,3 +150,9 @@ def option_cost(option: str, value: str) -> int:
     if option in COST:
         return COST[option].get(value, NETWORK_COST)  # (any other value is a network: checked by _named)
     return 1
+
+
+def world_cost(bot: SearchBot) -> int:
+    """What a world costs ``bot``'s decisions, against the plain search (its options' costs multiplied)."""
+    named = {"rollout": bot.rollout, "opponents": bot.opponents, "infer": bot.infer}
+    return math.prod(option_cost(key, str(value)) for key, value in named.items() if value is not None)

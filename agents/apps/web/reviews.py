@@ -17,8 +17,8 @@ Bounds, so that no client holds the server for long:
 - one thread reviews for the whole server, one job at a time (``ReviewQueue``): at most one core,
   whatever the clients ask; at most ``MAX_QUEUED`` jobs wait, and a request beyond that is refused
   (503, "try again"); one client has at most ``MAX_CLIENT_JOBS`` jobs waiting or running (429
-  beyond), so it cannot keep the queue full for others. The server answers meanwhile: a replay's state took 1.1 ms (median, 17 ms at
-  most) during a review, 1.0 ms without;
+  beyond), so it cannot keep the queue full for others. The server answers meanwhile: a replay's
+  state took 1.1 ms (median, 17 ms at most) during a review, 1.0 ms without;
 - a job reviews at most ``MAX_REVIEW_DECISIONS`` decisions (a match to about 40 points; a longer
   log is refused with 413 and the command that reviews it) and runs at most ``REVIEW_SECONDS``:
   then it stops, what it reviewed is kept and shown, and the page says so;

@@ -52,6 +52,7 @@ from ...base import Bot
 from ..match_log import MatchLog, Recorder, Replay, side_seeds
 from . import views
 from .hints import Hinter
+from .release import ReleaseSchedule
 
 IDLE_SECONDS = 30 * 60
 MAX_IDLE_SECONDS = 7 * 24 * 3600  # a week: longer is a match that never expires
@@ -143,6 +144,7 @@ class LiveMatch(Session):
                 bot.reset(bot_seed)
         self.recorder = Recorder(self.game)
         self.match = Match(self.game, list(bots), on_event=self.recorder)
+        self.release = ReleaseSchedule(list(bots)) if person is not None else None  # (play mode: see .release)
         self.bot_bytes = sum(held_bytes(bot) for bot in bots)
 
     @property
@@ -206,7 +208,10 @@ class LiveMatch(Session):
         action = int(bot.act(observation))
         think_ms = 1000 * (time.perf_counter() - start)
         self.match.step(action, observation)  # a bot's illegal action raises: a server error, loudly
-        return {"seat": seat, "action": action, "label": views.action_label(action), "think_ms": round(think_ms, 2)}
+        move = {"seat": seat, "action": action, "label": views.action_label(action)}
+        if self.person is None:  # a watch shows the time; in play mode it would tell the bot's hand (.release)
+            move["think_ms"] = round(think_ms, 2)
+        return move
 
     def viewer(self, seat: Any, open_all: bool) -> int:
         """The seat whose view a request gets; in play mode only the person's, hands closed."""
