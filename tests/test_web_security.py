@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import http.client
 import json
 import logging
 import math
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -415,6 +417,32 @@ def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
         applied.clear()
         assert seen(replay.game_at(step)) == truth[step], step
         assert len(applied) <= 1_000 or step == steps == jumps[0], (step, len(applied))  # (before: up to 9,999)
+
+
+def test_the_server_trusts_no_header_for_who_a_client_is_and_leaves_disconnects_unlogged():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.web", "--port", "0", "--max-matches", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(re.search(r":(\d+)/", process.stdout.readline()).group(1))
+        for _ in range(3):  # a body cut off by the client leaving (before: 50 lines of traceback each)
+            with socket.create_connection(("127.0.0.1", port)) as cut:
+                cut.sendall(b"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: 100000\r\n\r\n" + b"{" * 5000)  # fmt: skip
+                time.sleep(0.1)
+        connection, statuses = http.client.HTTPConnection("127.0.0.1", port, timeout=30), []
+        for i in range(4):  # a header claiming another address changes nothing: a quarter of 8 for 127.0.0.1
+            body = json.dumps({"mode": "watch", "players": ["random"] * 4})
+            connection.request("POST", "/api/matches", body, {**JSON, "X-Forwarded-For": f"10.1.{i}.1"})
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+        assert statuses == [200, 200, 429, 429], statuses
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert err == "", err[-3000:]
 
 
 def test_one_client_cannot_take_every_match_or_the_memory():
