@@ -21,7 +21,9 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
+from agents import make
 from agents.apps.web.app import create_app
+from agents.apps.web.release import FLOOR_SECONDS, MAX_SECONDS, ReleaseSchedule, release_seconds
 
 BOT = "search:worlds=8,ms=0"  # cheap, deterministic, and slower with more legal actions
 PERSON = 0
@@ -81,3 +83,17 @@ def test_a_bots_legal_count_does_not_show_in_its_response():
     medians = f"median {1000 * np.median(forced):.2f} ms forced, {1000 * np.median(several):.2f} ms with a choice"
     assert abs(z_two_samples) < Z_LIMIT, f"{medians}: rank-sum z {z_two_samples:.1f}"
     assert abs(z_correlation) < Z_LIMIT, f"{medians}: rank correlation z {z_correlation:.1f}"
+
+
+def test_release_times_come_from_the_bots_settings_and_an_overrun_is_rounded_up():
+    times = {spec: release_seconds(make(spec)) for spec in ("expert", "search", "search:worlds=8,ms=0", "search_v1")}
+    assert times["expert"] == FLOOR_SECONDS and times["expert"] < times["search:worlds=8,ms=0"] < times["search"]
+    assert times["search"] < 0.25 and times["search_v1"] < 0.25  # (the page's own pause is 0.8 s)
+    schedule = ReleaseSchedule([None, make("expert"), make("search:worlds=8,ms=0"), make("random")])
+    release = schedule.seconds[1]
+    assert schedule.release_after(1, 0.001) == release  # however quick the decision
+    assert schedule.release_after(1, 2.5 * release) == pytest.approx(3 * release)  # an overrun: the next multiple
+    assert schedule.seconds[1] == pytest.approx(2 * release)  # and twice as long from then on
+    for _ in range(12):
+        schedule.release_after(3, 100.0)
+    assert schedule.seconds[3] == MAX_SECONDS

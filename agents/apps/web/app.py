@@ -457,9 +457,11 @@ def client_of(request: Request) -> str:
         address = ipaddress.ip_address(host)
     except ValueError:  # (not an address: a test client's name)
         return host
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # (an IPv4 client of a dual-stack socket)
+            return str(address.ipv4_mapped)
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(getattr(address, "ipv4_mapped", None) or address)
+    return str(address)
 
 
 def _since(data: dict[str, Any]) -> int:

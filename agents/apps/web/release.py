@@ -23,8 +23,9 @@ bot moves (0.8 s at its normal pace) is longer than most of these.
 
 A decision that overruns its release time anyway (a machine far busier than the margin, or a
 bot's first decision in the process, which loads its compiled code) is released at the next
-multiple of the release time, and that bot's release time doubles for the rest of the match: the
-person may learn that one decision was slow, a few times a match at most, never its time.
+multiple of the release time, and that bot's release time doubles for the rest of the match (up
+to ``MAX_SECONDS``, short of the wait of another request of the match for its lock): the person
+may learn that one decision was slow, a few times a match at most, never its time.
 
 What the schedule does not hide: the load a decision puts on the server while it is made. The
 bots think in the server's process, so a client that times other requests meanwhile (many small
@@ -47,6 +48,7 @@ FLOOR_SECONDS = 0.02
 SECONDS_PER_WORLD = 0.002
 BATCH_WORLDS = 12  # the most worlds a search's batch under a budget holds among nine legal actions or more
 MARGIN = 1.5
+MAX_SECONDS = 8.0  # the longest an overrun makes a release time (a request waits 10 s for a match's lock)
 
 
 def release_seconds(bot: Bot | None) -> float:
@@ -73,5 +75,5 @@ class ReleaseSchedule:
         assert release is not None, "the person's seat has no bot to release"
         if elapsed <= release:
             return release
-        self.seconds[seat] = 2 * release  # (overrun: see the module docstring)
+        self.seconds[seat] = max(release, min(2 * release, MAX_SECONDS))  # (overrun: see the module docstring)
         return release * math.ceil(elapsed / release)
