@@ -33,7 +33,7 @@ from starlette.testclient import TestClient
 
 from agents.apps import match_log
 from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, Replay, loads, start
-from agents.apps.web import sessions
+from agents.apps.web import sessions, views
 from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
 from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from agents.builtin import PRETRAINED
@@ -417,6 +417,8 @@ def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
         applied.clear()
         assert seen(replay.game_at(step)) == truth[step], step
         assert len(applied) <= 1_000 or step == steps == jumps[0], (step, len(applied))  # (before: up to 9,999)
+        events = truth[step][-1]  # a response's last deals, read from their events alone, as from all of them:
+        assert views.deals(events, views.MAX_DEALS) == views.deals(events)[-views.MAX_DEALS :], step
 
 
 def test_the_server_trusts_no_header_for_who_a_client_is_and_leaves_disconnects_unlogged():
