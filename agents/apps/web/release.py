@@ -21,11 +21,12 @@ a time budget, the budget and one batch of ``BATCH_WORLDS`` worlds if that is le
 after 0.21 s, the costliest search the page takes after about 3 s. The page's own pause between
 bot moves (0.8 s at its normal pace) is longer than most of these.
 
-A decision that overruns its release time anyway (a machine far busier than the margin, or a
-bot's first decision in the process, which loads its compiled code) is released at the next
-multiple of the release time, and that bot's release time doubles for the rest of the match (up
-to ``MAX_SECONDS``, short of the wait of another request of the match for its lock): the person
-may learn that one decision was slow, a few times a match at most, never its time.
+A decision that overruns its release time anyway (a machine far busier than the margin, which a
+client can make it by loading the server, or a bot's first decision in the process, which loads
+its compiled code) is released at the next multiple of the release time, and that bot's release
+time doubles for the rest of the match (up to ``MAX_SECONDS``, short of the wait of another
+request of the match for its lock): the person may learn that one decision was slow, a few times
+a match at most (five doublings take a search from 0.21 s to the most), never its time.
 
 What the schedule does not hide: the load a decision puts on the server while it is made. The
 bots think in the server's process, so a client that times other requests meanwhile (many small
