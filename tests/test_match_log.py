@@ -96,7 +96,7 @@ def test_replay_steps_forwards_and_backwards():
     middle = positions.game_at(10)
     events_at_10 = list(middle.events)
     positions.game_at(positions.steps)
-    assert positions.game_at(10).events == events_at_10  # backwards replays from the start
+    assert positions.game_at(10).events == events_at_10  # backwards: from the game kept at step 0
     assert positions.game_at(0).events == game.events[: len(positions.game_at(0).events)]
     with pytest.raises(ValueError, match="step must be"):
         positions.game_at(positions.steps + 1)

@@ -36,7 +36,7 @@ def clock() -> Clock:
 
 @pytest.fixture()
 def client(clock) -> TestClient:
-    return TestClient(create_app(idle_seconds=60, max_matches=5, clock=clock))
+    return TestClient(create_app(idle_seconds=60, max_matches=5, clock=clock, client_share=1.0))  # (one client: all)
 
 
 def new_match(client: TestClient, mode: str = "play", seat: int = 0, players=None, rules=SHORT, seed=7) -> dict:

@@ -25,7 +25,7 @@ WORLDS = 8
 
 @pytest.fixture()
 def client() -> TestClient:
-    return TestClient(create_app(idle_seconds=60, max_matches=8, clock=Clock(), review_worlds=WORLDS))
+    return TestClient(create_app(idle_seconds=60, max_matches=8, clock=Clock(), review_worlds=WORLDS, client_share=1.0))
 
 
 def wait_review(client: TestClient, match_id: str, seconds: float = 60) -> dict:
@@ -111,7 +111,7 @@ def test_a_job_is_bounded_in_decisions_time_and_queue(client, monkeypatch):
 
 
 def test_ending_a_replay_cancels_its_review(client):
-    slow = TestClient(create_app(idle_seconds=60, max_matches=8, clock=Clock(), review_worlds=512))
+    slow = TestClient(create_app(idle_seconds=60, max_matches=8, clock=Clock(), review_worlds=512, client_share=1.0))
     log = logged(target=7)
     first = slow.post("/api/reviews", content=log.dumps(), headers={"Content-Type": "application/json"}).json()
     second = slow.post("/api/reviews", content=log.dumps(), headers={"Content-Type": "application/json"}).json()
@@ -126,3 +126,20 @@ def test_ending_a_replay_cancels_its_review(client):
         time.sleep(0.05)
     assert job.status == "cancelled" and len(job.results) < len(job.steps)
     assert not waiting.results
+
+
+def test_one_client_cannot_keep_the_review_queue_full():
+    app = create_app(review_worlds=512)  # (slow reviews: the queue stays full while the test runs)
+    hostile, other = TestClient(app, client=("10.0.0.66", 40000)), TestClient(app, client=("10.0.0.7", 40000))
+    text, json_type = logged(target=7).dumps(), {"Content-Type": "application/json"}
+    answers = [hostile.post("/api/reviews", content=text, headers=json_type) for _ in range(6)]
+    statuses = [a.status_code for a in answers]
+    try:
+        assert statuses == [200, 200, 429, 429, 429, 429], statuses  # (before: 4 taken, then 503 for everyone)
+        assert "the most one client has at once" in answers[-1].json()["error"]
+        theirs = other.post("/api/reviews", content=text, headers=json_type)
+        assert theirs.status_code == 200 and theirs.json()["review"]["status"] == "queued"
+    finally:
+        for match_id in [a.json()["id"] for a in answers if a.status_code == 200]:
+            hostile.delete(f"/api/matches/{match_id}")  # (cancels the reviews)
+        other.delete(f"/api/matches/{theirs.json()['id']}") if theirs.status_code == 200 else None

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import http.client
 import json
+import logging
 import math
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,11 +31,13 @@ pytest.importorskip("httpx2", reason="Starlette's TestClient needs httpx2 (the '
 
 from starlette.testclient import TestClient
 
-from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, loads, start
-from agents.apps.web import sessions
+from agents.apps import match_log
+from agents.apps.match_log import MAX_SEED, MatchLog, Recorder, Replay, loads, start
+from agents.apps.web import sessions, views
 from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
 from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from agents.builtin import PRETRAINED
+from agents.values import VALUE_V1
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import Game
 from allfours_env.match import Match
@@ -162,24 +167,61 @@ def test_bots_and_the_hinter_draw_from_streams_of_their_own():
 # ---------------------------------------------------------------- files the page names, hosts
 
 
-@pytest.mark.parametrize("option", ["keep", "rollout"])
-def test_search_networks_only_by_a_command_line_label(option, tmp_path, monkeypatch):
+@pytest.mark.parametrize("option", ["keep", "rollout", "opponents", "infer", "cut=1,value"])
+def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch):
     client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
     copy = tmp_path / "x.npz"
     copy.write_bytes(PRETRAINED.read_bytes())
     loaded = []
     monkeypatch.setattr("agents.policy.load_weights", lambda path: loaded.append(path))
+    monkeypatch.setattr("agents.search.load_value", lambda path: loaded.append(path))
     messages = []
-    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz"):
+    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz", VALUE_V1):
         spec = f"search:{option}={path},worlds=8,ms=0"
         response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
         assert response.status_code == 400, response.text
         messages.append(re.sub(r"got '[^']*'", "got PATH", response.json()["error"]))
-    assert not loaded and messages[0] == messages[1] == messages[2] and "loads no file the page names" in messages[0]
+    assert not loaded and len(set(messages)) == 1 and "loads no file the page names" in messages[0], messages
     monkeypatch.undo()
-    spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
-    state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
-    assert state["players"][0] == spec
+    if option != "cut=1,value":  # (a value file is never named by the page: the shipped one is used)
+        spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
+        state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
+        assert state["players"][0] == spec
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "search:opponents=rule_based", "search:opponents=random,worlds=64",
+        "search:opponents=pretrained,worlds=128,ms=2000",
+        "search:opponents=expert,worlds=512,ms=2000", "search:rollout=allfours_v1.npz,worlds=512",
+        "search:infer=student,worlds=512,ms=0", "search:infer=student,rollout=allfours_v1.npz",
+    ],
+)  # fmt: skip
+def test_every_costly_search_option_is_within_the_pages_cap(spec):
+    client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
+    response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
+    assert response.status_code == 400 and "more work than the page's search takes" in response.json()["error"]
+    allowed = re.search(r"at most (\d+) worlds", response.json()["error"])
+    cheaper = re.sub(r",?worlds=\d+", "", spec) + f",worlds={allowed.group(1)}"
+    state = client.post("/api/matches", json={"mode": "watch", "players": [cheaper, *["random"] * 3]}).json()
+    assert state["players"][0] == cheaper
+
+
+def test_the_costliest_opponents_the_page_takes_decide_within_two_seconds():
+    client = TestClient(create_app())
+    spec = "search:opponents=rule_based,worlds=32,ms=0"  # (the issue's 1.4 to 8.2 s a move: 64 worlds, ms up to 2000)
+    state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["expert"] * 3], "seed": 3}).json()
+    session = client.app.state.store.get(state["id"])
+    slowest = 0.0
+    while session.game.tricks_played < 4 or session.game.current != 0:  # (late in a deal: the most to check)
+        if session.game.current == 0 and len(session.game.legal_actions()) > 1:
+            begun = time.perf_counter()
+            client.post(f"/api/matches/{state['id']}/advance", json={"step": session.step})
+            slowest = max(slowest, time.perf_counter() - begun)
+        else:
+            client.post(f"/api/matches/{state['id']}/advance", json={"step": session.step})
+    assert slowest < 2.0, slowest
 
 
 def test_other_hosts_warn_and_keep_the_host_check():
@@ -274,7 +316,7 @@ def test_a_live_match_stops_at_the_step_limit(monkeypatch):
 
 
 def test_the_store_keeps_to_its_memory_budget():
-    client = TestClient(create_app(memory_budget=8 * 2**20, max_matches=50))
+    client = TestClient(create_app(memory_budget=8 * 2**20, max_matches=50, client_share=1.0))
     body = {"mode": "play", "seat": 0, "players": [None, "pretrained", "pretrained", "pretrained"]}
     ids = [client.post("/api/matches", json=body).json()["id"] for _ in range(2)]  # about 3 MB each: their networks
     response = client.post("/api/matches", json=body)
@@ -327,3 +369,100 @@ def test_every_response_forbids_framing(monkeypatch):
     assert responses["500"].status_code == 500 and "ZeroDivisionError" in responses["500"].json()["error"]
     assert "frame-ancestors 'none'" in SECURITY_HEADERS["Content-Security-Policy"]
     assert not math.isnan(client.get("/api/options").json()["idle_minutes"])
+
+
+def test_a_client_that_leaves_mid_body_costs_at_most_one_log_line(caplog):
+    app = create_app()
+    body = b'{"mode": "watch", "players": '  # the rest never comes: the client is gone
+    messages = iter([{"type": "http.request", "body": body, "more_body": True}, {"type": "http.disconnect"}])
+    sent = []
+
+    async def receive():
+        return next(messages)
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/api/matches", "raw_path": b"/api/matches", "query_string": b"", "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+    }  # fmt: skip
+    import anyio
+
+    with caplog.at_level("DEBUG"):
+        anyio.run(app, scope, receive, send)  # (before: ClientDisconnect raised out of the app, a traceback)
+    records = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(records) <= 1 and not any(r.exc_info for r in records), [r.getMessage() for r in records]
+    assert len(app.state.store) == 0
+
+
+def test_a_replay_jumps_back_from_kept_snapshots(monkeypatch):
+    log = long_log(sessions.MAX_STEPS)
+    steps = len(log.actions)
+    jumps = [steps, steps - 1, 0, 1, *np.random.default_rng(0).integers(0, steps, 12).tolist(), 7_777, 7_776]
+
+    def seen(game: Game) -> tuple:
+        return game.hands, game.scores, game.played, game.current, list(game.events)
+
+    truth, game = {}, start(log)
+    for step in range(steps + 1):
+        truth[step] = seen(game) if step in jumps else None
+        if step < steps:
+            match_log.apply(game, log, step)
+    replay, applied, real_apply = Replay(log), [], match_log.apply
+    monkeypatch.setattr(match_log, "apply", lambda game, log, i: applied.append(i) or real_apply(game, log, i))
+    for step in jumps:
+        applied.clear()
+        assert seen(replay.game_at(step)) == truth[step], step
+        assert len(applied) <= 1_000 or step == steps == jumps[0], (step, len(applied))  # (before: up to 9,999)
+        events = truth[step][-1]  # a response's last deals, read from their events alone, as from all of them:
+        assert views.deals(events, views.MAX_DEALS) == views.deals(events)[-views.MAX_DEALS :], step
+
+
+def test_the_server_trusts_no_header_for_who_a_client_is_and_leaves_disconnects_unlogged():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.web", "--port", "0", "--max-matches", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        port = int(re.search(r":(\d+)/", process.stdout.readline()).group(1))
+        for _ in range(3):  # a body cut off by the client leaving (before: 50 lines of traceback each)
+            with socket.create_connection(("127.0.0.1", port)) as cut:
+                cut.sendall(b"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: 100000\r\n\r\n" + b"{" * 5000)  # fmt: skip
+                time.sleep(0.1)
+        connection, statuses = http.client.HTTPConnection("127.0.0.1", port, timeout=30), []
+        for i in range(4):  # a header claiming another address changes nothing: a quarter of 8 for 127.0.0.1
+            body = json.dumps({"mode": "watch", "players": ["random"] * 4})
+            connection.request("POST", "/api/matches", body, {**JSON, "X-Forwarded-For": f"10.1.{i}.1"})
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+        assert statuses == [200, 200, 429, 429], statuses
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert err == "", err[-3000:]
+
+
+def test_one_client_cannot_take_every_match_or_the_memory():
+    app = create_app(max_matches=40, memory_budget=16 * 2**20)
+    hostile, other = TestClient(app, client=("10.0.0.66", 40000)), TestClient(app, client=("10.0.0.7", 40000))
+    body = {"mode": "watch", "players": ["random"] * 4}
+    statuses = [hostile.post("/api/matches", json=body).status_code for _ in range(40)]
+    assert statuses == [200] * 10 + [429] * 30, statuses  # a quarter of the matches (before: all 40, then 503)
+    assert other.post("/api/matches", json=body).status_code == 200
+    neighbour = TestClient(app, client=("2001:db8::1", 40000))  # (one IPv6 /64 is one client: one machine's)
+    assert [neighbour.post("/api/matches", json=body).status_code for _ in range(10)] == [200] * 10
+    assert TestClient(app, client=("2001:db8::2:1", 1)).post("/api/matches", json=body).status_code == 429
+    for match_id in list(app.state.store._sessions):
+        app.state.store.remove(match_id)
+    text = long_log(3_000).dumps()  # a replay of about 1.3 MB by its estimate
+    uploads = [hostile.post("/api/replays", content=text, headers=JSON) for _ in range(10)]
+    statuses, held = [u.status_code for u in uploads], app.state.store._sessions.values()
+    assert statuses == [200] * 3 + [429] * 7, statuses  # (before: all 10 taken, 13 MB of the 16)
+    assert sum(s.estimated_bytes() for s in held) <= 4 * 2**20  # a quarter of the budget
+    assert "one client's matches" in uploads[-1].json()["error"]
+    assert other.post("/api/replays", content=text, headers=JSON).status_code == 200

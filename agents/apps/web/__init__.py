@@ -8,8 +8,9 @@ otherwise)::
                          [--max-matches 200] [--max-memory-mb 512] [POLICY.npz ...]
 
 Policy files named on the command line can be seated by the page (by their label, also as a
-search bot's ``keep=`` or ``rollout=``); the page itself can never make the server load a file
-(:mod:`agents.apps.web.players`, which also caps search's options). Another ``--host`` than loopback
+search bot's ``keep=``, ``rollout=``, ``opponents=`` or ``infer=``); the page itself can never make
+the server load a file (:mod:`agents.apps.web.players`, which also caps search's options and the
+work they ask of a decision). Another ``--host`` than loopback
 prints a warning, and the Host header check stays on (``--allow-host``; see
 :mod:`agents.apps.web.__main__`). The server (Starlette, run by uvicorn) holds every match: the engine,
 the bots (driven through the shared match loop, :class:`allfours_env.match.Match`) and the match
@@ -23,12 +24,16 @@ before; a seed the server draws has 128 random bits (:mod:`agents.apps.web.sessi
 Bounds: a match plays to at most 100 points (``target_score``), and a match or a replay holds at
 most 10,000 actions (an uploaded log is at most 1 MB); a response holds at most 400 narration
 lines and the last 10 deals; new matches are refused (503) beyond ``--max-matches`` or while the
-held ones take about ``--max-memory-mb``. Reviews run one at a time in one background thread, each
-at most 600 decisions and 2 minutes, at most 4 waiting (:mod:`agents.apps.web.reviews`).
+held ones take about ``--max-memory-mb``, and a client's (429) beyond a quarter of either (a client
+is a peer address, an IPv6 one by its /64; no header is trusted for it:
+:func:`agents.apps.web.app.client_of`). Reviews run one at a time in one background thread, each
+at most 600 decisions and 2 minutes, at most 4 waiting and 2 of one client's waiting or running
+(:mod:`agents.apps.web.reviews`).
 
 API (JSON; every POST body is ``Content-Type: application/json``; errors are
 ``{"error": message}`` with 400 bad input, 403 not yours to see, 404 unknown or expired match,
-409 not now, 413 too large, 415 not JSON, 503 too many matches or too much memory held). Every
+409 not now, 413 too large, 415 not JSON, 429 past your share of the matches, memory or reviews,
+503 too many matches or too much memory held). Every
 response carries ``X-Frame-Options: DENY`` and a Content-Security-Policy with
 ``frame-ancestors 'none'`` (:mod:`agents.apps.web.app`).
 
@@ -50,7 +55,11 @@ seat], "rules": {A0 keys}, "seed": int|"digits"|null}``
 ``POST /api/matches/{id}/act`` ``{"action": 0..55, "step": K}``
     the person's action (play mode, their turn); an illegal one is refused, nothing changes.
 ``POST /api/matches/{id}/advance`` ``{"step": K}``
-    one bot move (the seat to act is a bot's); the page calls it at its own pace.
+    one bot move (the seat to act is a bot's); the page calls it at its own pace. The state and
+    ``move`` (seat, action, label); a watch adds the bot's ``think_ms`` and the ``server_ms``. In
+    play mode the move is answered on a schedule the bot's hand cannot change, a fixed time per
+    bot after the request began (:mod:`agents.apps.web.release`): a bot's thinking time would
+    tell how many cards it could play.
 ``GET /api/matches/{id}/hint``
     what ``expert`` and ``search`` would play for the seat to act, and the searched chance to
     win the match after each legal action (from that seat's observation).

@@ -149,7 +149,9 @@ def serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     warning = reach_warning(args.host, hosts)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # No proxy headers: a client is its connection's peer address (app.client_of), never what a header claims.
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", proxy_headers=False)
+    server = uvicorn.Server(config)
     interrupted = threading.Event()
 
     def on_ctrl_c(signum: int, frame: object) -> None:

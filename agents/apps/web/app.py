@@ -7,18 +7,20 @@ DENY``, CSP ``frame-ancestors 'none'``), and the page runs only its own same-ori
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -31,6 +33,7 @@ from ..match_log import MAX_SEED, MatchLog, MatchLogError, draw_seed, loads
 from .players import BotChoices
 from .reviews import REVIEW_SECONDS, REVIEW_WORLDS, ReviewJob, ReviewQueue
 from .sessions import (
+    CLIENT_SHARE,
     IDLE_SECONDS,
     LOCK_SECONDS,
     MAX_MATCHES,
@@ -104,10 +107,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise Refused(415, "the API takes JSON: send the header Content-Type: application/json")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise Refused(413, f"the request body is larger than {limit:,} bytes, the most this request takes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise Refused(413, f"the request body is larger than {limit:,} bytes, the most this request takes")
+    except ClientDisconnect:  # (its answer goes nowhere: no traceback, no log line, nothing done)
+        raise Refused(400, "the client left before its request's body was whole") from None
     return bytes(body)
 
 
@@ -152,6 +158,30 @@ def locked(session: Session, work: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+async def released(session: LiveMatch, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``work``, a bot's move in play mode, under the match's lock, answered on the match's release
+    schedule (:mod:`agents.apps.web.release`): the lock is held until then, so that no other request
+    of the match sees the move sooner."""
+    held, begun = False, 0.0
+
+    def take_and_work() -> dict[str, Any]:
+        nonlocal held, begun
+        if not session.lock.acquire(timeout=LOCK_SECONDS):
+            raise Refused(409, "the match is busy with another request; try again")
+        held, begun = True, time.perf_counter()
+        return work()
+
+    try:
+        out = await run_in_threadpool(take_and_work)
+        assert session.release is not None
+        release = begun + session.release.release_after(out["move"]["seat"], time.perf_counter() - begun)
+        await anyio.sleep(max(0.0, release - time.perf_counter()))
+        return out
+    finally:
+        if held:
+            session.lock.release()
+
+
 def create_app(
     policy_files: tuple[str, ...] = (),
     idle_seconds: float = IDLE_SECONDS,
@@ -161,12 +191,14 @@ def create_app(
     memory_budget: int = MEMORY_BUDGET,
     review_worlds: int = REVIEW_WORLDS,
     review_seconds: float = REVIEW_SECONDS,
+    client_share: float = CLIENT_SHARE,
 ) -> Starlette:
     """The web app. ``policy_files``: the only files its matches may load (checked now);
     ``allowed_hosts``: Host headers accepted (None: any, for tests); ``memory_budget``: bytes the
     held matches may take (:class:`~agents.apps.web.sessions.Store`); ``review_worlds``, ``review_seconds``:
-    a review's precision and time budget (:mod:`agents.apps.web.reviews`). A ValueError for a bad setting."""
-    store = Store(idle_seconds, max_matches, clock, memory_budget)
+    a review's precision and time budget (:mod:`agents.apps.web.reviews`); ``client_share``: the part of the
+    matches and of the memory one client may hold. A ValueError for a bad setting."""
+    store = Store(idle_seconds, max_matches, clock, memory_budget, client_share)
     choices = BotChoices(policy_files)
     reviews = ReviewQueue(worlds=review_worlds, seconds=review_seconds)
 
@@ -209,7 +241,7 @@ def create_app(
             bots.append(bot)
             names.append(bot.name)
         session = LiveMatch(bots, names, rules, seed, person)
-        store.add(session)
+        store.add(session, client_of(request))
         return session.state()
 
     async def get_state(request: Request) -> Response:
@@ -243,10 +275,14 @@ def create_app(
             seat, open_all, since = data.get("seat"), data.get("open") is True, _since(data)
             session.viewer(seat, open_all)  # (every check before the move: a refusal changes nothing)
             move = session.advance(data.get("step"))
-            out = session.state(seat, open_all, since)
-            return {**out, "move": move, "server_ms": round(1000 * (time.perf_counter() - start), 2)}
+            out = {**session.state(seat, open_all, since), "move": move}
+            if session.release is None:  # a watch shows the time; in play mode it would tell the bot's hand
+                out["server_ms"] = round(1000 * (time.perf_counter() - start), 2)
+            return out
 
-        return await run_in_threadpool(locked(session, work))
+        if session.release is None:
+            return await run_in_threadpool(locked(session, work))
+        return await released(session, work)
 
     async def hint(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])
@@ -268,7 +304,7 @@ def create_app(
     async def replay_of(request: Request) -> Response:
         session = live(request)
         replay = ReplayMatch(session.log())
-        store.add(replay)
+        store.add(replay, client_of(request))
         return replay.state(step=0)
 
     async def read_log(request: Request) -> MatchLog:
@@ -281,14 +317,14 @@ def create_app(
 
     async def upload(request: Request) -> Response:
         replay = ReplayMatch(await read_log(request))
-        store.add(replay)
+        store.add(replay, client_of(request))
         return replay.state(step=0)
 
-    def start_review(replay: ReplayMatch) -> dict[str, Any]:
-        """Queue the review of a held replay (once); its state and the review's."""
+    def start_review(replay: ReplayMatch, client: str) -> dict[str, Any]:
+        """Queue the review of a held replay (once) for ``client``; its state and the review's."""
         if replay.review is None:
             job = ReviewJob(replay.log, reviews.worlds, reviews.seconds)  # a 413 for a match too long to review here
-            reviews.submit(job)  # a 503 when too many wait
+            reviews.submit(job, client)  # a 429 past the client's share, a 503 when too many wait
             replay.review = job
         job = replay.review
         step, seat = job.steps[0] if job.steps else (0, 0)  # the first decision, as its seat saw it
@@ -296,22 +332,23 @@ def create_app(
 
     async def review_of(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])
+        client = client_of(request)
         if isinstance(session, ReplayMatch):
-            return await run_in_threadpool(locked(session, lambda: start_review(session)))
+            return await run_in_threadpool(locked(session, lambda: start_review(session, client)))
         if not session.over:
             raise Refused(409, "a match is reviewed once it is over")
         replay = ReplayMatch(session.log())
-        return await run_in_threadpool(lambda: _added(replay, start_review))
+        return await run_in_threadpool(lambda: _added(replay, client))
 
     async def review_upload(request: Request) -> Response:
         match_log = await read_log(request)
-        return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), start_review))
+        return await run_in_threadpool(lambda: _added(ReplayMatch(match_log), client_of(request)))
 
-    def _added(replay: ReplayMatch, work: Callable[[ReplayMatch], Any]) -> Any:
-        """``work(replay)`` with the replay held by the store; if it is refused, the replay is dropped."""
-        store.add(replay)
+    def _added(replay: ReplayMatch, client: str) -> Any:
+        """The review of ``replay``, held by the store for ``client``; if it is refused, the replay is dropped."""
+        store.add(replay, client)
         try:
-            return work(replay)
+            return start_review(replay, client)
         except Refused:
             store.remove(replay.id)
             raise
@@ -409,6 +446,22 @@ async def http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     what = "no such page or API route" if error.status_code == 404 else error.detail
     return JSONResponse({"error": f"{what}: {request.method} {request.url.path[:80]}"}, error.status_code, headers=NO_STORE)
+
+
+def client_of(request: Request) -> str:
+    """Who asks, as far as the server can tell clients apart: the connection's peer address (an
+    IPv6 one by its /64 network, what one machine is given); the server trusts no header for it
+    (uvicorn runs with ``proxy_headers`` off). Behind a proxy every client is the proxy."""
+    host = request.client.host if request.client else ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:  # (not an address: a test client's name)
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # (an IPv4 client of a dual-stack socket)
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def _since(data: dict[str, Any]) -> int:

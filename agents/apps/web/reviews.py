@@ -16,8 +16,9 @@ Bounds, so that no client holds the server for long:
 
 - one thread reviews for the whole server, one job at a time (``ReviewQueue``): at most one core,
   whatever the clients ask; at most ``MAX_QUEUED`` jobs wait, and a request beyond that is refused
-  (503, "try again"). The server answers meanwhile: a replay's state took 1.1 ms (median, 17 ms at
-  most) during a review, 1.0 ms without;
+  (503, "try again"); one client has at most ``MAX_CLIENT_JOBS`` jobs waiting or running (429
+  beyond), so it cannot keep the queue full for others. The server answers meanwhile: a replay's
+  state took 1.1 ms (median, 17 ms at most) during a review, 1.0 ms without;
 - a job reviews at most ``MAX_REVIEW_DECISIONS`` decisions (a match to about 40 points; a longer
   log is refused with 413 and the command that reviews it) and runs at most ``REVIEW_SECONDS``:
   then it stops, what it reviewed is kept and shown, and the page says so;
@@ -52,6 +53,7 @@ from .sessions import Refused
 REVIEW_WORLDS = DEFAULT_WORLDS
 MAX_REVIEW_DECISIONS = 600
 MAX_QUEUED = 4
+MAX_CLIENT_JOBS = 2  # jobs of one client waiting or running (the review of one match, and the next)
 REVIEW_SECONDS = 120.0
 REVIEW_DECISION_BYTES = 4096  # a reviewed decision held (its figures and the table's text), measured about 2 KB
 STATUSES = ("queued", "running", "done", "stopped", "cancelled", "failed")
@@ -81,6 +83,7 @@ class ReviewJob:
         self.error = ""
         self.seconds = 0.0
         self.cancelled = threading.Event()
+        self.client = ""  # who asked for it, set by ReviewQueue.submit
         self._lock = threading.Lock()
 
     def estimated_bytes(self) -> int:
@@ -146,24 +149,38 @@ def _decision(review: DecisionReview) -> dict[str, Any]:
 
 
 class ReviewQueue:
-    """One thread reviewing the queued jobs one at a time; at most ``max_queued`` wait. ``worlds``
-    and ``seconds``: each job's precision and time budget."""
+    """One thread reviewing the queued jobs one at a time; at most ``max_queued`` wait, and at most
+    ``max_client_jobs`` of one client wait or run. ``worlds`` and ``seconds``: each job's precision
+    and time budget."""
 
-    def __init__(self, max_queued: int = MAX_QUEUED, worlds: int = REVIEW_WORLDS, seconds: float = REVIEW_SECONDS) -> None:
+    def __init__(
+        self, max_queued: int = MAX_QUEUED, worlds: int = REVIEW_WORLDS, seconds: float = REVIEW_SECONDS,
+        max_client_jobs: int = MAX_CLIENT_JOBS,
+    ) -> None:  # fmt: skip
         Settings(worlds=worlds)  # (a ValueError now for a bad one)
         if not (isinstance(seconds, int | float) and 0 < seconds <= 3600):
             raise ValueError(f"a review's time budget must be above 0 and at most 3,600 s, got {seconds!r}")
         self.max_queued, self.worlds, self.seconds = max_queued, worlds, float(seconds)
+        self.max_client_jobs = max_client_jobs
         self._jobs: deque[ReviewJob] = deque()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self.current: ReviewJob | None = None
 
-    def submit(self, job: ReviewJob) -> None:
+    def submit(self, job: ReviewJob, client: str = "") -> None:
+        """Queue ``job`` for ``client``; a 429 past the client's jobs, a 503 when too many wait."""
         with self._cond:
             waiting = [j for j in self._jobs if not j.cancelled.is_set()]
+            running = [] if self.current is None or self.current.cancelled.is_set() else [self.current]
+            mine = [j for j in (*waiting, *running) if j.client == client]
+            if len(mine) >= self.max_client_jobs:
+                raise Refused(
+                    429, f"you have {len(mine)} reviews waiting or running, the most one client has at once: "
+                    "try again when one is done",
+                )  # fmt: skip
             if len(waiting) >= self.max_queued:
                 raise Refused(503, f"the server is reviewing other matches ({len(waiting)} waiting): try again in a minute")
+            job.client = client
             self._jobs.append(job)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="reviews", daemon=True)

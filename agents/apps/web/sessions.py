@@ -21,7 +21,10 @@ while the matches it holds take more than its ``budget_bytes`` by :meth:`Session
 budget only up to their step limit.
 
 :class:`Store` keeps them by id (``secrets.token_urlsafe``: 144 random bits), drops a match idle
-for longer than its ``idle_seconds``, and refuses new ones beyond ``max_matches``. Each match has
+for longer than its ``idle_seconds``, and refuses new ones beyond ``max_matches`` (503), and a
+client's beyond its share, a quarter of the matches and of the memory budget (429): one client
+cannot take the whole server from the others (a client is what the server tells apart,
+:func:`agents.apps.web.app.client_of`). Each match has
 a lock, so two requests for one match (two tabs, a double click) take turns; a request that moves
 a match names the step it saw, and is refused once the match has moved past it. A replay may hold
 a review (:mod:`agents.apps.web.reviews`), cancelled when the replay is ended or expires.
@@ -49,11 +52,13 @@ from ...base import Bot
 from ..match_log import MatchLog, Recorder, Replay, side_seeds
 from . import views
 from .hints import Hinter
+from .release import ReleaseSchedule
 
 IDLE_SECONDS = 30 * 60
 MAX_IDLE_SECONDS = 7 * 24 * 3600  # a week: longer is a match that never expires
 MAX_MATCHES = 200
 MEMORY_BUDGET = 512 * 2**20  # bytes the held matches may take, by their estimates
+CLIENT_SHARE = 0.25  # the part of the matches and of the memory budget one client may hold
 LOCK_SECONDS = 10.0  # how long a request waits for another request of the same match
 MAX_STEPS = 10_000  # actions in a match or replay: a match to 100 points takes up to about 1,600
 # Measured with tracemalloc (tests/test_web_security.py checks an estimate against it): a match holds
@@ -103,6 +108,7 @@ class Session:
 
     def __init__(self, seed: int) -> None:
         self.id = ""
+        self.client = ""  # who asked for it (:func:`agents.apps.web.app.client_of`), set by Store.add
         self.lock = threading.Lock()
         self.last_used = 0.0
         self._hinter: Hinter | None = None
@@ -138,6 +144,7 @@ class LiveMatch(Session):
                 bot.reset(bot_seed)
         self.recorder = Recorder(self.game)
         self.match = Match(self.game, list(bots), on_event=self.recorder)
+        self.release = ReleaseSchedule(list(bots)) if person is not None else None  # (play mode: see .release)
         self.bot_bytes = sum(held_bytes(bot) for bot in bots)
 
     @property
@@ -201,7 +208,10 @@ class LiveMatch(Session):
         action = int(bot.act(observation))
         think_ms = 1000 * (time.perf_counter() - start)
         self.match.step(action, observation)  # a bot's illegal action raises: a server error, loudly
-        return {"seat": seat, "action": action, "label": views.action_label(action), "think_ms": round(think_ms, 2)}
+        move = {"seat": seat, "action": action, "label": views.action_label(action)}
+        if self.person is None:  # a watch shows the time; in play mode it would tell the bot's hand (.release)
+            move["think_ms"] = round(think_ms, 2)
+        return move
 
     def viewer(self, seat: Any, open_all: bool) -> int:
         """The seat whose view a request gets; in play mode only the person's, hands closed."""
@@ -284,7 +294,8 @@ class ReplayMatch(Session):
 
 class Store:
     """The matches held, by id; idle ones expire, and there are at most ``max_matches``, of
-    at most ``budget_bytes`` together by their estimates."""
+    at most ``budget_bytes`` together by their estimates; one client holds at most ``client_share``
+    of each (at least one match), so that another client still gets a match."""
 
     def __init__(
         self,
@@ -292,6 +303,7 @@ class Store:
         max_matches: int = MAX_MATCHES,
         clock: Callable[[], float] = time.monotonic,
         budget_bytes: int = MEMORY_BUDGET,
+        client_share: float = CLIENT_SHARE,
     ) -> None:
         if not (isinstance(idle_seconds, int | float) and math.isfinite(idle_seconds) and 0 < idle_seconds <= MAX_IDLE_SECONDS):
             raise ValueError(f"the idle time must be above 0 and at most {MAX_IDLE_SECONDS:,} s, got {idle_seconds!r}")
@@ -299,9 +311,13 @@ class Store:
             raise ValueError(f"the most matches held must be an integer 1 or more, got {max_matches!r}")
         if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes < MATCH_BYTES:
             raise ValueError(f"the memory budget must be an integer of {MATCH_BYTES:,} bytes or more, got {budget_bytes!r}")
+        if not (isinstance(client_share, int | float) and 0 < client_share <= 1):
+            raise ValueError(f"a client's share of the matches must be above 0 and at most 1, got {client_share!r}")
         self.idle_seconds = idle_seconds
         self.max_matches = max_matches
         self.budget_bytes = budget_bytes
+        self.client_matches = max(1, int(max_matches * client_share))
+        self.client_bytes = max(MATCH_BYTES, int(budget_bytes * client_share))
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
@@ -316,7 +332,8 @@ class Store:
             for key in [k for k, s in self._sessions.items() if s.last_used < limit]:
                 self._sessions.pop(key).close()
 
-    def add(self, session: Session) -> str:
+    def add(self, session: Session, client: str = "") -> str:
+        """Hold ``session`` for ``client``; a 429 past the client's share, a 503 past the server's bounds."""
         self.expire()
         with self._lock:
             wait = f"end one, or wait for idle ones to expire ({self.idle_seconds / 60:g} minutes without a request)"
@@ -328,7 +345,17 @@ class Store:
                     503, f"the matches held take about {held / 2**20:,.1f} MB and this one {new / 2**20:,.1f} MB, "
                     f"more than the {self.budget_bytes / 2**20:,.0f} MB the server keeps for matches: {wait}",
                 )  # fmt: skip
+            mine = [s for s in self._sessions.values() if s.client == client]
+            if len(mine) >= self.client_matches:
+                raise Refused(429, f"you hold {len(mine)} matches, the most one client keeps here: {wait}")
+            held = sum(s.estimated_bytes() for s in mine)
+            if held + new > self.client_bytes:
+                raise Refused(
+                    429, f"your matches take about {held / 2**20:,.1f} MB and this one {new / 2**20:,.1f} MB, more "
+                    f"than the {self.client_bytes / 2**20:,.0f} MB the server keeps for one client's matches: {wait}",
+                )  # fmt: skip
             session.id = secrets.token_urlsafe(18)
+            session.client = client
             session.last_used = self.clock()
             self._sessions[session.id] = session
         return session.id

@@ -103,13 +103,18 @@ def narration(events: list[Event], since: int) -> list[str]:
     return [describe_event(e) for e in events[start:]]
 
 
-def deals(events: list[Event]) -> list[dict[str, Any]]:
-    """Each deal of the match from its public events: dealer, awards, points, the Game count."""
+def deals(events: list[Event], last: int | None = None) -> list[dict[str, Any]]:
+    """Each deal of the match from its public events (the ``last`` ones only, if given): dealer,
+    awards, points, the Game count, the scores after it."""
     out: list[dict[str, Any]] = []
+    start = _start_of_last_deals(events, last) if last is not None else 0
     scores = [0, 0]
+    for event in events[:start]:  # (deals left out: only their points, for the scores after the others)
+        if event.kind in AWARD_KINDS:
+            scores[event.team] += event.points
     trick_cards: list[int] = []
     deal: dict[str, Any] | None = None
-    for event in events:
+    for event in events[start:]:
         kind = event.kind
         if kind == DEAL:
             deal = {"deal": event.deal, "dealer": event.seat, "awards": [], "points": [0, 0],
@@ -139,6 +144,17 @@ def deals(events: list[Event]) -> list[dict[str, Any]]:
     return out
 
 
+def _start_of_last_deals(events: list[Event], last: int) -> int:
+    """The index of the event that begins the ``last``-th deal from the end (0 if there are fewer)."""
+    found = 0
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].kind == DEAL:
+            found += 1
+            if found == last:
+                return i
+    return 0
+
+
 def last_trick(events: list[Event]) -> dict[str, Any] | None:
     """The latest trick won in the current deal: its cards in play order and the winner."""
     for i in range(len(events) - 1, -1, -1):
@@ -162,8 +178,8 @@ def state(
     if open_all:
         table["hands"] = open_hands(game)
     events = public_events(game)
-    all_deals = deals(events)
-    table["deal"] = all_deals[-1]["deal"] if all_deals else 0
+    latest = deals(events, MAX_DEALS)  # (not every deal of a long match: only the last ones are sent)
+    table["deal"] = latest[-1]["deal"] if latest else 0
     table["last_trick"] = last_trick(events)
     over = game.phase >= DEAL_OVER  # the match (or the deal of a deal episode) is over
     out = {
@@ -174,7 +190,7 @@ def state(
         "legal": legal,
         "narration": narration(events, since),
         "event_count": len(events),
-        "deals": all_deals[-MAX_DEALS:],
+        "deals": latest,
         "result": {"winner": game.winner, "scores": list(game.scores)} if over else None,
     }
     if extra:
