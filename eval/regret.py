@@ -160,32 +160,45 @@ def bot_actions(spec: str, decisions: DecisionSet, seed: int) -> tuple[np.ndarra
 
 
 def report(specs: Sequence[str], sets: Sequence[DecisionSet], seed: int) -> str:
-    """The tables of the module docstring."""
+    """The tables of the module docstring: each set's rows, and with several sets their pool
+    (``all``), whose paired differences order the bots."""
     from .report import format_table
     from .stats import mean_interval
 
-    rows, pair_rows = [], []
+    def interval(values: np.ndarray, sign: str = "") -> str:
+        if not len(values):
+            return "-"
+        mean, low, high = (1000 * x for x in mean_interval(values))
+        return f"{mean:{sign}.2f} [{low:{sign}.2f}, {high:{sign}.2f}]"
+
+    regrets: dict[str, dict[str, np.ndarray]] = {}  # set name -> bot -> regret of each decision
+    seconds: dict[str, list[float]] = {spec: [] for spec in specs}
+    bids: dict[str, np.ndarray] = {}
     for decisions in sets:
-        found = {}
+        regrets[decisions.name], bids[decisions.name] = {}, decisions.bids
         for spec in specs:
-            actions, seconds = bot_actions(spec, decisions, seed)
-            found[spec] = decisions.regrets(actions)
-            cells = []
-            for part in (np.ones(len(actions), bool), decisions.bids, ~decisions.bids):
-                mean, low, high = mean_interval(found[spec][part]) if part.any() else (np.nan,) * 3
-                cells.append(f"{1000 * mean:.2f} [{1000 * low:.2f}, {1000 * high:.2f}]")
-            rows.append([decisions.name, spec, *cells, f"{1000 * seconds:.2f}"])
-        ranked = sorted(specs, key=lambda s: found[s].mean())
-        for better, worse in zip(ranked, ranked[1:]):
-            mean, low, high = mean_interval(found[worse] - found[better])
-            pair_rows.append([decisions.name, worse, better, f"{1000 * mean:+.2f} [{1000 * low:+.2f}, {1000 * high:+.2f}]"])
+            actions, per_decision = bot_actions(spec, decisions, seed)
+            regrets[decisions.name][spec] = decisions.regrets(actions)
+            seconds[spec].append(per_decision)
+    if len(sets) > 1:
+        regrets["all"] = {spec: np.concatenate([regrets[d.name][spec] for d in sets]) for spec in specs}
+        bids["all"] = np.concatenate([d.bids for d in sets])
+    rows = [
+        [name, spec, interval(found[spec]), interval(found[spec][bids[name]]), interval(found[spec][~bids[name]]),
+         f"{1000 * float(np.mean(seconds[spec])):.2f}"]
+        for name, found in regrets.items() for spec in specs
+    ]  # fmt: skip
+    pooled = list(regrets)[-1]
+    ranked = sorted(specs, key=lambda spec: regrets[pooled][spec].mean())
+    pairs = [[worse, better, interval(regrets[pooled][worse] - regrets[pooled][better], "+")]
+             for better, worse in zip(ranked, ranked[1:])]  # fmt: skip
     sizes = ", ".join(f"{d.name} {len(d.masks):,} ({int(d.bids.sum()):,} bids)" for d in sets)
     return "\n".join([
         f"Regret a decision, in thousandths of a chance of the match (0 = always a best action); decisions: {sizes}",
         format_table(["set", "bot", "all, 95% CI", *(f"{p}, 95% CI" for p in PHASES), "ms"], rows, left=2),
         "",
-        "Each bot against the next better one on the same decisions: its regret minus the better one's, 95% CI",
-        format_table(["set", "bot", "next better", "difference"], pair_rows, left=3),
+        f"Each bot against the next better one on the same decisions ({pooled}): its regret minus the better one's",
+        format_table(["bot", "next better", "difference, 95% CI"], pairs, left=2),
     ])  # fmt: skip
 
 
