@@ -95,6 +95,28 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
     progress.close()
 
 
+def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Clock) -> None:
+    """eval.exploit's PPO runs to 100M steps or 30 minutes: its share is of the 30 minutes, not 0% of the steps."""
+    plan = RunPlan([Stage("PPO", [Work("PPO", 100_000_000)])], elapsed=lambda: clock.now - 1000, deadline=30 * 60)
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("PPO", "steps", 100_000_000, work="PPO"):
+        clock.now += 6 * 60
+        progress.advance(3_600_000)
+        progress.show()
+        assert lines(out)[-1] == (
+            "[train] [stage 1/1] PPO: 3,600,000/100,000,000 steps (20% of the time allowed)  10,000 steps/s  "
+            "6m00s elapsed, 24m00s left; run: 6m00s elapsed, 24m00s left"
+        )
+    with progress.phase("PPO", "steps", 10_000, work="PPO"):  # a count the time allows: its own share
+        clock.now += 1
+        progress.advance(5_000)
+        progress.show()
+        assert "5,000/10,000 steps (50%)" in lines(out)[-1]
+    progress.close()
+
+
 def default(tmp_path: Path) -> TrainConfig:
     return load_config(DEFAULT_CONFIG, output_dir=str(tmp_path))
 
