@@ -190,7 +190,9 @@ def test_main_eof_at_the_first_prompt_exits_cleanly(monkeypatch, capsys):
     assert out.endswith(GOODBYE)
     # A drawn seed has 128 bits and is said only as the person leaves: it deals every hand.
     *before, seed_said, _ = out.splitlines()
-    seed = int(re.fullmatch(r"Seed (\d+): python -m agents.play --seed \1 --rule target_score=7 deals these cards again\.", seed_said)[1])
+    pattern = r"Seed (\d+): python -m agents.play --seed \1 --rule target_score=7 deals these cards again\."
+    said = re.fullmatch(pattern, seed_said)
+    seed = int(said[1])
     assert seed.bit_length() > 64 and str(seed) not in "\n".join(before) and "seed" not in "\n".join(before).lower()
 
 

@@ -224,7 +224,8 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     assert code == 0
     err = capsys.readouterr().err
     # RLlib may sample a few steps more than asked
-    assert re.search(r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  \S+ elapsed, 0s left  vs random", err), err
+    line = r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  \S+ elapsed, 0s left  vs random"
+    assert re.search(line, err), err
     run = tmp_path / "tiny"
     final = run / "final.npz"
     assert int(load_weights(final)["obs_layout"]) == LAYOUT

@@ -124,7 +124,8 @@ def test_a_later_run_of_the_config_estimates_every_stage_from_its_start(clock: C
     options = {"n_envs": 256, "seed": 1, "run_name": "a"}
 
     def plan(options: dict) -> RunPlan:
-        stages = [Stage("round 1 of 1", [Work("labelling", 1000), Work("fit", 500)]), Stage("PPO", [Work("PPO", 10_000)])]
+        stages = [Stage("round 1 of 1", [Work("labelling", 1000), Work("fit", 500)]),
+                  Stage("PPO", [Work("PPO", 10_000)])]  # fmt: skip
         return RunPlan(stages, elapsed=lambda: clock.now - 1000, kept=KeptRates(tmp_path, options))
 
     out = io.StringIO()

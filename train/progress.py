@@ -6,7 +6,8 @@ takes over again after it); :meth:`Progress.advance` reports how far it is. A li
 a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
 background thread prints the current phase's state when the code is busy and says nothing itself
 (a first run compiling the engine, a long evaluation). Every line names the phase, how far it is
-(when ``max_minutes`` ends it before its count, the share of its time used: "of the time allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
+(when ``max_minutes`` ends it before its count, the share of its time used: "of the time
+allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
 :class:`train.run_plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
 also gives the run's stage and the time left for the whole run::
 

@@ -230,7 +230,7 @@ class Progress:
         total = self.config.total_steps
         start, start_steps = self.clock
         done, seconds = steps - start_steps, time.monotonic() - start
-        left = f"{duration(max(total - steps, 0) * seconds / done)} left" if done > 0 else "starting"  # (evaluations in)
+        left = f"{duration(max(total - steps, 0) * seconds / done)} left" if done > 0 else "starting"  # evaluations in
         text = (
             f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {self.rate(steps):,.0f} steps/s  "
             f"{duration(60 * self.minutes())} elapsed, {left}"
