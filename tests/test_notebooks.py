@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -45,6 +46,20 @@ def test_notebook_is_stored_without_outputs(path):
         if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)
     ]
     assert not stale, f"{path.name}: code cells {stale} carry outputs; clear them before committing"
+
+
+def test_notebook_02_describes_the_config_it_runs():
+    """Its text names the bots the quick config imitates and plays against, and its sizes (it once named others)."""
+    from agents import known_bots
+    from train.config import CONFIG_DIR, load_config
+
+    config = load_config(CONFIG_DIR / "quick.yaml")
+    nb = nbformat.read(NOTEBOOK_DIR / "02_train_and_evaluate.ipynb", as_version=4)
+    text = next(cell.source for cell in nb.cells if cell.source.startswith("## The config"))
+    named = set(re.findall(r"`(\w+)`", text)) & set(known_bots())
+    assert named == ({config.imitate} | set(config.opponents)) & set(known_bots())
+    sizes = [config.imitation_steps, *config.distil_labels, config.student_pull_steps]
+    assert all(f"{size:,}" in text for size in sizes), sizes
 
 
 def kernel_manager(tmp_path: Path) -> KernelManager:

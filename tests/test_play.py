@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -161,9 +162,22 @@ def test_main_plays_a_match_from_the_command_line(monkeypatch, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.startswith("All Fours to 7. You are player_2 (team 0).")  # the seed deals every hand: not yet
-    assert out.endswith("\nSeed 3: python -m agents.play --seed 3 deals these cards again.\n")
+    again = "python -m agents.play --seed 3 --seat 2 --partner random --opponents expert --rule target_score=7"
+    assert out.endswith(f"\nSeed 3: {again} deals these cards again.\n")
     assert "Partner player_0: random.  Opponents player_3: expert, player_1: expert." in out
     assert "Match over: team" in out
+
+
+def test_the_closing_command_seats_the_same_bots_under_the_same_rules(monkeypatch, capsys):
+    """The command said at the end gives the same match again: the seat, the bots and the rules, not only the seed."""
+    monkeypatch.setattr("builtins.input", lambda prompt: "1")
+    argv = ["--seat", "1", "--opponents", "random", "expert", "--seed", "5", "--rule", "target_score=5"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    command = re.fullmatch(r"Seed 5: (.*) deals these cards again\.", first.splitlines()[-1])[1]
+    assert shlex.split(command)[:3] == ["python", "-m", "agents.play"]
+    assert main(shlex.split(command)[3:]) == 0
+    assert capsys.readouterr().out == first
 
 
 def test_main_eof_at_the_first_prompt_exits_cleanly(monkeypatch, capsys):
@@ -176,7 +190,9 @@ def test_main_eof_at_the_first_prompt_exits_cleanly(monkeypatch, capsys):
     assert out.endswith(GOODBYE)
     # A drawn seed has 128 bits and is said only as the person leaves: it deals every hand.
     *before, seed_said, _ = out.splitlines()
-    seed = int(re.fullmatch(r"Seed (\d+): python -m agents.play --seed \1 deals these cards again\.", seed_said)[1])
+    pattern = r"Seed (\d+): python -m agents.play --seed \1 --rule target_score=7 deals these cards again\."
+    said = re.fullmatch(pattern, seed_said)
+    seed = int(said[1])
     assert seed.bit_length() > 64 and str(seed) not in "\n".join(before) and "seed" not in "\n".join(before).lower()
 
 

@@ -30,6 +30,7 @@ from agents.apps.review import (
     label_of,
     main,
     review_match,
+    summary_lines,
 )
 from allfours_env import decode
 from allfours_env.cards import N_SEATS
@@ -202,6 +203,16 @@ def test_labels_and_seat_figures_as_documented(log):
     assert graph[4] == {"step": 5, "team": 1, "seat": 1, "chance": 0.3, "label": None}  # team 1's own estimate
     ends = {p["team"]: p["chance"] for p in graph[-2:]}
     assert graph[-1]["step"] == len(log.actions) and ends == {log.winner: 1.0, 1 - log.winner: 0.0}
+
+
+def test_the_command_lists_every_flagged_decision(log):
+    """All of them, worst first, as the report has them (it once printed the worst 15 of 16)."""
+    made = tuple(DecisionReview(step, step % N_SEATS, 1, "play", (0, 0), 2, (1, 2), (0.5, 0.5 - step / 100), (1.0, 0.0),
+                                8, 0.0) for step in range(3, 23))  # fmt: skip
+    lines = summary_lines(MatchReview(log, tuple(range(N_SEATS)), QUICK, made, 1.0))
+    listed = [line for line in lines if line.startswith("  move ")]
+    assert "Flagged decisions, worst first (20):" in lines and len(listed) == 20
+    assert [int(line.split()[1].rstrip(",")) for line in listed] == list(range(23, 3, -1))  # (move = step + 1)
 
 
 def test_hands_open_is_the_real_deal_played_out():

@@ -36,6 +36,7 @@ from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_en
 from train.rllib.export import weights_from_module_state  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
 from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
+from train.run_time import read_minutes  # noqa: E402
 from train.state_file import read_state, write_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,12 +224,15 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     assert code == 0
     err = capsys.readouterr().err
     # RLlib may sample a few steps more than asked
-    assert re.search(r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  vs random", err), err
+    line = r"\[train\] 1,0\d\d/1,000 steps \(100%\)  [\d,]+ steps/s  \S+ elapsed, 0s left  vs random"
+    assert re.search(line, err), err
     run = tmp_path / "tiny"
     final = run / "final.npz"
     assert int(load_weights(final)["obs_layout"]) == LAYOUT
     assert (run / "checkpoints" / "latest").is_file()
     assert any((run / "tensorboard").iterdir())
+    first_leg = read_minutes(run)  # the run's time, for a resumed run's elapsed (train/run_time.py)
+    assert first_leg is not None and first_leg > 0
     resume = ["--backend", "rllib", "--run-name", "tiny", "--output-dir", str(tmp_path), "--resume"]
     with pytest.raises(SystemExit):
         train_main([*resume, "--seed", "5"])  # a resumed run keeps its own config
@@ -249,6 +253,7 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     assert re.search(r"from checkpoint step_00000010\d\d at step 1,0\d\d of 1,500", err), err
     assert re.search(r"\[train\] 1,5\d\d/1,500 steps", err), err
     assert (run / "checkpoints" / "latest").read_text().startswith("step_00000015")
+    assert read_minutes(run) > first_leg  # both legs
     bots = [agents.make(str(final)), agents.make("random"), agents.make(str(final)), agents.make("random")]
     for seed in range(5):
         for bot in bots:

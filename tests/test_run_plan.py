@@ -14,6 +14,7 @@ from train import label_set
 from train import progress as progress_module
 from train.config import DEFAULT_CONFIG, TrainConfig, load_config
 from train.progress import Progress
+from train.rates import KeptRates
 from train.run_plan import RunPlan, Stage, Work, kept, plan_run, start_line
 
 
@@ -92,6 +93,60 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
             "[train] [stage 3/3] PPO: 1,000/10,000 steps (10%)  50.0 steps/s  20s elapsed, 3m00s left; "
             "run: 12m10s elapsed, 3m00s left"
         )
+    progress.close()
+
+
+def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Clock) -> None:
+    """eval.exploit's PPO runs to 100M steps or 30 minutes: its share is of the 30 minutes, not 0% of the steps."""
+    plan = RunPlan([Stage("PPO", [Work("PPO", 100_000_000)])], elapsed=lambda: clock.now - 1000, deadline=30 * 60)
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("PPO", "steps", 100_000_000, work="PPO"):
+        clock.now += 6 * 60
+        progress.advance(3_600_000)
+        progress.show()
+        assert lines(out)[-1] == (
+            "[train] [stage 1/1] PPO: 3,600,000/100,000,000 steps (20% of the time allowed)  10,000 steps/s  "
+            "6m00s elapsed, 24m00s left; run: 6m00s elapsed, 24m00s left"
+        )
+    with progress.phase("PPO", "steps", 10_000, work="PPO"):  # a count the time allows: its own share
+        clock.now += 1
+        progress.advance(5_000)
+        progress.show()
+        assert "5,000/10,000 steps (50%)" in lines(out)[-1]
+    progress.close()
+
+
+def test_a_later_run_of_the_config_estimates_every_stage_from_its_start(clock: Clock, tmp_path: Path) -> None:
+    """The rates a run measured are kept on this machine (train/rates.py): the next run of the same config gives the
+    whole run's time left from its first line, saying which rates are earlier runs', where the first run could not."""
+    options = {"n_envs": 256, "seed": 1, "run_name": "a"}
+
+    def plan(options: dict) -> RunPlan:
+        stages = [Stage("round 1 of 1", [Work("labelling", 1000), Work("fit", 500)]),
+                  Stage("PPO", [Work("PPO", 10_000)])]  # fmt: skip
+        return RunPlan(stages, elapsed=lambda: clock.now - 1000, kept=KeptRates(tmp_path, options))
+
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan(options)
+    for kind, unit, total, seconds in (("labelling", "labels", 1000, 100), ("fit", "samples", 500, 5),
+                                       ("PPO", "steps", 10_000, 20)):  # fmt: skip
+        with progress.phase(kind, unit, total, work=kind):
+            clock.now += seconds
+            progress.advance(total)
+    assert lines(out)[0].endswith("left: labelling, fit, PPO (not timed yet)")  # the first run of the config
+    progress.plan = plan({**options, "seed": 2, "run_name": "b"})  # another run of it: another name and seed
+    with progress.phase("labelling", "labels", 1000, work="labelling"):
+        assert lines(out)[-1].endswith("run: 2m05s elapsed, 2m05s left (labelling, fit, PPO at earlier runs' rates)")
+        clock.now += 10
+        progress.advance(200)  # twice as fast as the first run: this run's rate takes over for labelling
+        progress.show()
+        assert lines(out)[-1].endswith("run: 2m15s elapsed, 1m05s left (fit, PPO at earlier runs' rates)")
+    progress.plan = plan({**options, "n_envs": 64})  # another config: its rates are its own
+    with progress.phase("labelling", "labels", 1000, work="labelling"):
+        assert lines(out)[-1].endswith("left: labelling, fit, PPO (not timed yet)")
     progress.close()
 
 

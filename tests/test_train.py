@@ -133,6 +133,12 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     student = load_weights(tmp_path / "warm" / "students" / "round-2.npz")  # PPO starts from the last student
     assert all(np.array_equal(STARTS[-1][key], student[key]) for key in student)
     assert train_main([*common, "--run-name", "warm", "--resume"]) == 0
+    # The resumed run's time counts the first leg's rounds too, not only the time to the warm start's checkpoint.
+    def minutes(name: str) -> list[float]:
+        return [float(row.split(",")[1]) for row in (tmp_path / "warm" / name).read_text().splitlines()[1:]]
+
+    warm_rounds, warm_curve = minutes("rounds.csv"), minutes("evaluations.csv")
+    assert min(warm_curve) >= max(warm_rounds) > 0, (warm_rounds, warm_curve)
     for resumed in ("split", "warm"):
         a, b = np.load(whole / "final.npz"), np.load(tmp_path / resumed / "final.npz")
         for key in a.files:

@@ -395,6 +395,34 @@ def test_mid_match_everything_fits_and_plays(page, shots):
     assert f"player_{state['person']} plays {text}" in narration
 
 
+SEAT_TEXT_AND_CHIP = """() => [...document.querySelectorAll('.seat')].filter(s => s.querySelector('.chip')).map(s => {
+    const box = r => ({left: r.left, top: r.top, right: r.right, bottom: r.bottom});
+    const range = document.createRange();
+    range.selectNodeContents(s.querySelector('.who').firstChild);  // (the text, the chip left out)
+    const text = [...range.getClientRects(), s.querySelector('.bot').getBoundingClientRect()].map(box);
+    return {seat: Number(s.dataset.seat), chip: box(s.querySelector('.chip').getBoundingClientRect()), text};
+})"""
+
+
+def overlaps(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+@BOTH_SIZES
+def test_the_dealer_chip_covers_no_seat_text(page):
+    """Whichever seat deals, its chip leaves the seat's name, team number and bot readable (at 390 px the top
+    seat's chip once covered its team number)."""
+    page.fill("#seed", "7")
+    page.select_option("#speed", "0")
+    page.click("#start")
+    page.wait_for_selector(TURN_OR_END, state="attached")
+    for dealer in range(N_SEATS):
+        page.evaluate("dealer => draw({...ui.state, table: {...ui.state.table, dealer}})", dealer)
+        [seat] = page.evaluate(SEAT_TEXT_AND_CHIP)
+        assert seat["seat"] == dealer
+        assert not [line for line in seat["text"] if overlaps(seat["chip"], line)], seat
+
+
 @BOTH_SIZES
 def test_a_finished_replay_fits_and_play_clears_it(page, shots, tmp_path):
     log = dataclasses.replace(logged_match(), players=("rule_based", LONG_LABEL, "expert", "rule_based"))

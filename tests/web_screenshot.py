@@ -3,9 +3,9 @@
 ``python -m tests.web_screenshot docs/web_mobile.png --width 390 --height 844``: the same on a phone.
 
 Starts the server on 127.0.0.1, plays a match in headless Chromium (the browser tests' tooling)
-through its first deal, stops at a turn of the person with cards on the table in the second,
-asks for a hint and takes the screenshot; Pillow then stores it with a 256-colour palette so the
-file stays small.
+through its first deal, stops at a turn of the person with cards on the table in the second and
+a choice of cards, asks for a hint and takes the screenshot; Pillow then stores it with a
+256-colour palette so the file stays small.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def take(path: Path, seed: int = 7, viewport: dict[str, int] = VIEWPORT) -> int:
             if state["over"]:
                 raise SystemExit("the match ended before a good moment for the picture: try another --seed")
             table = state["table"]
-            if table["deal"] >= 2 and table["phase"] == "play" and len(table["trick"]) >= 2:
+            chooses = len(state["legal"]) >= 2  # (a choice of cards: the hint has figures to show)
+            if table["deal"] >= 2 and table["phase"] == "play" and len(table["trick"]) >= 2 and chooses:
                 break
             step = state["step"]
             page.click("#bids button:not([disabled]), #hand .card.legal >> nth=0")

@@ -5,8 +5,9 @@ saving). :meth:`Progress.phase` opens one, as a context (an evaluation opens ins
 takes over again after it); :meth:`Progress.advance` reports how far it is. A line is printed when
 a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
 background thread prints the current phase's state when the code is busy and says nothing itself
-(a first run compiling the engine, a long evaluation). Every line names the phase, how far it is,
-its rate, the time it has taken and the time left ("starting" until a rate is known); with a
+(a first run compiling the engine, a long evaluation). Every line names the phase, how far it is
+(when ``max_minutes`` ends it before its count, the share of its time used: "of the time
+allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
 :class:`train.run_plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
 also gives the run's stage and the time left for the whole run::
 
@@ -66,13 +67,14 @@ class _Phase:
             rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
             speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
             seconds = max(self.total - self.done, 0) / rate if rate > 0 else 0.0
-            if plan and plan.deadline:  # max_minutes ends the run, and this phase, by then
-                seconds = min(seconds, max(plan.deadline - plan.elapsed(), 0.0))
+            share = f"{self.done / self.total:.0%}"
+            if plan and plan.deadline and rate > 0:  # max_minutes ends the run, and this phase, by then
+                by_deadline = max(plan.deadline - plan.elapsed(), 0.0)
+                if by_deadline < seconds:  # the time runs out first: how far is its share of the phase's time
+                    seconds = by_deadline
+                    share = f"{elapsed / (elapsed + seconds):.0%} of the time allowed"
             left = f"{duration(seconds)} left" if rate > 0 else "starting"
-            text += (
-                f": {self.done:,}/{self.total:,} {self.unit} ({self.done / self.total:.0%}){speed}"
-                f"  {duration(elapsed)} elapsed, {left}"
-            )
+            text += f": {self.done:,}/{self.total:,} {self.unit} ({share}){speed}  {duration(elapsed)} elapsed, {left}"
         else:
             text += f": {duration(elapsed)} elapsed"
         if plan:

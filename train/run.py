@@ -62,7 +62,7 @@ from agents.shared.processes import caught_stop, exit_code, interrupts_deferred,
 from allfours_env.checks import brief, count, in_range, keys, like, number
 from eval import evaluate
 
-from . import curve, expert_iteration, imitation, run_plan
+from . import curve, expert_iteration, imitation, run_plan, run_time
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
@@ -315,6 +315,7 @@ class Trainer(BaseCallback):
             state["sb3"]["pending_rollout"] = self.model.pending_state()
         with interrupts_deferred():
             save_checkpoint(self.config.run_dir, self.model.num_timesteps, self.model, state)
+            run_time.write_minutes(self.config.run_dir, self.minutes())
         self._last_checkpoint = time.monotonic()
 
 
@@ -492,6 +493,8 @@ def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[Train
     folder, (env, trainer, model), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress, planned))
     for reason in skipped:
         say(f"skipping a checkpoint: {reason}")
+    kept_minutes = run_time.read_minutes(run_dir)  # every leg, the time after the checkpoint too
+    trainer.minutes_before = max(trainer.minutes_before, kept_minutes or 0.0)
     step = model.num_timesteps  # trained on: a rollout collected ahead is not (train/overlap.py)
     check_extension(config, saved, step)
     if path.parent != run_dir:
@@ -530,6 +533,7 @@ def train_in_held_run(
     one_blas_thread()
     run_dir = config.run_dir
     model: MaskablePPO | None = None
+    trainer: Trainer | None = None
     try:
         with progress.phase(f"building {config.n_envs} tables and the networks (a first run also compiles the engine)"):
             if resume:
@@ -591,6 +595,10 @@ def train_in_held_run(
         if model is not None and getattr(model, "_logger", None) is not None:
             model.logger.close()
         raise WriteFailed(_write_failed_message(config, error)) from None
+    finally:
+        if trainer is not None:  # this leg's time, for a later --resume (a full disk: the checkpoint's figure)
+            with contextlib.suppress(OSError):
+                run_time.write_minutes(run_dir, trainer.minutes())
 
 
 def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:

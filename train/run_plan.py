@@ -8,11 +8,15 @@ ordered list of pieces of work, each counted in units of one kind: ``recording``
 (:meth:`train.progress.Progress.phase`'s ``work``): the plan follows them in order, and measures
 each kind's rate from this process's phases of that kind. The time left for the whole run is the
 current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
-evaluations and checkpoints between its updates); a kind this process has not timed yet is named
-rather than guessed (one line, cut here)::
+evaluations and checkpoints between its updates). A kind this process has not timed yet goes at
+the rate earlier runs of the same config measured on this machine (:mod:`train.rates`), and the
+line says which kinds those are; a kind timed by neither is named rather than guessed (one line,
+cut here; the first run of a config, then a later one)::
 
     [train] [stage 2/5: round 1 of 3] labelling: 2,709/150,000 labels (2%)  74.6 labels/s  36s elapsed,
     32m54s left; run: 1m21s elapsed, 1h17m left + fit, evaluation, PPO (not timed yet)
+    [train] [stage 1/5: warm start] recording expert: 0/200,000 decisions (0%)  0s elapsed, starting;
+    run: 1s elapsed, 1h44m left (recording, imitation fit, labelling, fit, evaluation, PPO at earlier runs' rates)
 
 :func:`kept` says what a stopped run's folder holds for ``--resume`` (the last line of a stop).
 """
@@ -29,6 +33,7 @@ from .config import TrainConfig
 from .label_set import LabelSettings, rows_on_disk
 from .labels import PART_ROWS
 from .progress import Measured, duration
+from .rates import KeptRates
 
 
 @dataclass
@@ -48,6 +53,7 @@ class RunPlan:
     stages: list[Stage]
     elapsed: Callable[[], float]  # the run's seconds so far
     deadline: float = 0.0  # the run's seconds at the most (max_minutes; 0: none)
+    kept: KeptRates | None = None  # earlier runs' rates on this machine, and where this one's are kept
     _at: int = -1  # the piece running (or last run), in the order of all pieces
     _timed: dict[str, list[float]] = field(default_factory=dict)  # kind -> [units, seconds] of closed phases
 
@@ -65,6 +71,8 @@ class RunPlan:
         timed = self._timed.setdefault(kind, [0.0, 0.0])
         timed[0] += units
         timed[1] += seconds
+        if self.kept:
+            self.kept.keep(kind, *timed)
 
     def where(self, what: str) -> str:
         """The stage of the running piece, for a line about ``what`` (its name unless ``what`` starts with it)."""
@@ -77,26 +85,29 @@ class RunPlan:
     def left(self, open_phases: list[Measured]) -> str:
         """The run's time so far and left: the running piece's rest, then every later piece."""
         current = {phase.kind: phase for phase in open_phases}
-        seconds, untimed = 0.0, []
+        seconds, untimed, earlier = 0.0, [], []
         for at, (_, work) in enumerate(self._pieces):
             if at < self._at:
                 continue
             phase = current.get(work.kind) if at == self._at else None
             rest = phase.total - phase.done if phase else work.amount
-            rate = self._rate(work.kind, current.get(work.kind))
             if rest <= 0:
                 continue
+            word = work.kind.split(" against ")[0]
+            rate = self._rate(work.kind, current.get(work.kind))
+            if rate <= 0 and self.kept and (rate := self.kept.rate(work.kind)) > 0 and word not in earlier:
+                earlier.append(word)
             if rate > 0:
                 seconds += rest / rate
-            elif (word := work.kind.split(" against ")[0]) not in untimed:
+            elif word not in untimed:
                 untimed.append(word)
         if self.deadline and seconds:  # max_minutes: the run ends by then whatever its steps
             seconds = min(seconds, max(self.deadline - self.elapsed(), 0.0))
         text = f"run: {duration(self.elapsed())} elapsed, "
+        known = f"{duration(seconds)} left" + (f" ({', '.join(earlier)} at earlier runs' rates)" if earlier else "")
         if not untimed:
-            return text + f"{duration(seconds)} left"
-        known = f"{duration(seconds)} left + " if seconds else "left: "
-        return text + f"{known}{', '.join(untimed)} (not timed yet)"
+            return text + known
+        return text + (f"{known} + " if seconds else "left: ") + f"{', '.join(untimed)} (not timed yet)"
 
     def _rate(self, kind: str, phase: Measured | None) -> float:
         units, seconds = self._timed.get(kind, (0.0, 0.0))
@@ -117,7 +128,7 @@ def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[
     for round_ in range(1, rounds + 1):
         stages.append(Stage(f"round {round_} of {rounds}", [] if steps else _round_work(config, round_)))
     stages.append(Stage("PPO", [Work("PPO", max(config.total_steps - steps, 0))]))
-    return RunPlan(stages, elapsed, 60 * config.max_minutes)
+    return RunPlan(stages, elapsed, 60 * config.max_minutes, KeptRates(Path(config.output_dir), config.to_dict()))
 
 
 def _round_work(config: TrainConfig, round_: int) -> list[Work]:

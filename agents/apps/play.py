@@ -28,6 +28,7 @@ import argparse
 import importlib.util
 import math
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -206,10 +207,12 @@ def play(
     seed: int,
     rules: Mapping[str, Any],
     log: Path | None = None,
+    options: Sequence[str] = (),
 ) -> int:
     """Play one match with the person at ``seat`` and ``bots[s]`` at each other seat; the exit code.
 
-    ``log``: write the match log there when the match ends or the person leaves."""
+    ``log``: write the match log there when the match ends or the person leaves; ``options``: the command-line
+    options besides ``--seed`` that seat these bots with these rules (:func:`match_options`), said with the seed."""
     game = new_game(seed, rules)
     streams = side_seeds(seed, N_SEATS)  # the bots' own: the game's stream would tell the deck
     for bot_seat, bot in bots.items():
@@ -230,24 +233,38 @@ def play(
             output_fn(table_text(game, seat))
             action = ask(input_fn, output_fn, match.observe(seat), game.rules)
             if action is None:
-                output_fn(seed_line(seed))
+                output_fn(seed_line(seed, options))
                 output_fn(GOODBYE)
                 return save_log(output_fn, recorder, players, seed, log)
             match.step(action)
             match.run()
     except (EOFError, KeyboardInterrupt):
-        output_fn("\n" + seed_line(seed))
+        output_fn("\n" + seed_line(seed, options))
         output_fn(GOODBYE)
         return save_log(output_fn, recorder, players, seed, log)
     verdict = "Your team wins!" if game.winner == seat % 2 else "Your team loses."
     output_fn(f"\n{result_line(game)} {verdict}")
-    output_fn(seed_line(seed))
+    output_fn(seed_line(seed, options))
     return save_log(output_fn, recorder, players, seed, log)
 
 
-def seed_line(seed: int) -> str:
-    """The seed deals every hand of the match: said when the person leaves, never before."""
-    return f"Seed {seed}: python -m agents.play --seed {seed} deals these cards again."
+def seed_line(seed: int, options: Sequence[str] = ()) -> str:
+    """The seed deals every hand of the match: said when the person leaves, never before, with the ``options``
+    that seat the same bots under the same rules."""
+    command = shlex.join(["python", "-m", "agents.play", "--seed", str(seed), *options])
+    return f"Seed {seed}: {command} deals these cards again."
+
+
+def match_options(seat: int, partner: str, opponents: Sequence[str], rule_options: Sequence[str]) -> list[str]:
+    """The options besides ``--seed`` that give this match again: the seat, bots and rules, defaults left out."""
+    options = [] if seat == 0 else ["--seat", str(seat)]
+    if partner != DEFAULT_BOT:
+        options += ["--partner", partner]
+    if list(opponents) != [DEFAULT_BOT]:
+        options += ["--opponents", *opponents]
+    for rule in rule_options:
+        options += ["--rule", rule]
+    return options
 
 
 def save_log(output_fn: OutputFn, recorder: Recorder, players: Sequence[str], seed: int, path: Path | None) -> int:
@@ -449,7 +466,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed = args.seed if args.seed is not None else draw_seed()
     try:
         if not args.watch:
-            return play(input, print, args.seat, bots, seed, rules, log)
+            options = match_options(args.seat, args.partner, args.opponents, args.rule)
+            return play(input, print, args.seat, bots, seed, rules, log, options)
         on_frame = recording.add if recording else None
         pace = args.pace if args.pace is not None else WATCH_PACE if sys.stdout.isatty() and not recording else 0.0
         code = watch(print, [bots[s] for s in range(N_SEATS)], seed, rules, on_frame, args.seat, log, pace)

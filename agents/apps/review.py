@@ -121,7 +121,6 @@ ACCURATE_WITHIN = 0.01  # a decision within this chance of the best counts as ac
 MAX_REVIEW_ACTIONS = 10_000  # actions in a reviewed log (a match to 100 points takes up to about 1,600)
 MAX_WORKERS = 8
 PROGRESS_SECONDS = 5.0  # a progress line at most this often (and at each tenth of the work)
-SHOWN_FLAGGED = 15  # flagged decisions printed on the terminal (all are in the report)
 DECISION_WORDS = {52: "stand", 53: "beg", 54: "give one", 55: "run the pack"}
 
 
@@ -717,8 +716,8 @@ def html_report(review: MatchReview) -> str:
     return "\n".join(parts) + "\n"
 
 
-def summary_lines(review: MatchReview, shown: int = SHOWN_FLAGGED) -> list[str]:
-    """What the command prints: per seat, then the worst flagged decisions."""
+def summary_lines(review: MatchReview) -> list[str]:
+    """What the command prints: per seat, then every flagged decision, worst first (as many as the report has)."""
     log = review.log
     header = (f"{'seat':<10}{'player':<22}{'decisions':>10}{'accuracy':>10}{'avg loss':>10}{'inacc.':>8}"
               f"{'mistakes':>10}{'blunders':>10}{'points a deal lost':>20}")  # fmt: skip
@@ -733,8 +732,8 @@ def summary_lines(review: MatchReview, shown: int = SHOWN_FLAGGED) -> list[str]:
         )
     flagged = sorted((d for d in review.decisions if d.label), key=lambda d: -d.loss)
     if flagged:
-        lines.append(f"Flagged decisions, worst first ({min(shown, len(flagged))} of {len(flagged)}):")
-    for d in flagged[:shown]:
+        lines.append(f"Flagged decisions, worst first ({len(flagged)}):")
+    for d in flagged:
         lines.append(
             f"  move {d.step + 1:>3}, deal {d.deal}, player_{d.seat} ({log.players[d.seat][:20]}): {d.label} "
             f"{action_text(d.action)} {_pct(d.value)}, best {action_text(d.best)} {_pct(max(d.values))} "

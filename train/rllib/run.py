@@ -23,13 +23,17 @@ Tensorboard tags: ``train/*`` (main's learner stats: losses, entropy, KL, ...),
 ``rollout/episode_return_mean``, ``rollout/episode_len_mean``, ``time/steps_per_second``,
 ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>``, ``eval/win_rate_high_vs_<bot>``.
 Steps/s (progress lines and tensorboard) leave out the time spent in evaluations.
+Progress lines also give the run's time elapsed, earlier legs included (:mod:`train.run_time`), and
+the time left at this process's rate, evaluations included.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +50,7 @@ from agents.shared.atomic_file import write_text
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from eval import evaluate
 
+from .. import run_time
 from ..checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
@@ -61,6 +66,7 @@ from ..checkpoints import (
 )  # fmt: skip
 from ..config import init_weights
 from ..league import League
+from ..progress import duration
 from ..run_folder import command, hold_run
 from ..seal import SealError, seal, verify
 from ..state_file import JSON_FILE, read_state, write_state
@@ -181,11 +187,12 @@ def read_progress(folder: Path) -> int:
 
 
 class Progress:
-    """Tensorboard scalars, evaluations and progress lines."""
+    """Tensorboard scalars, evaluations and progress lines; ``minutes()``: the run's so far, earlier legs included."""
 
-    def __init__(self, config: RLlibConfig, steps: int, show: bool):
+    def __init__(self, config: RLlibConfig, steps: int, show: bool, minutes: Callable[[], float]):
         self.config = config
         self.show = show
+        self.minutes = minutes
         self.writer = SummaryWriter(str(config.run_dir / TB_NAME))
         self.clock = (time.monotonic(), steps)
         self.eval_seconds = 0.0  # left out of steps/s: the rate is the training's
@@ -221,7 +228,13 @@ class Progress:
         if not self.show:
             return
         total = self.config.total_steps
-        text = f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {self.rate(steps):,.0f} steps/s"
+        start, start_steps = self.clock
+        done, seconds = steps - start_steps, time.monotonic() - start
+        left = f"{duration(max(total - steps, 0) * seconds / done)} left" if done > 0 else "starting"  # evaluations in
+        text = (
+            f"[train] {steps:,}/{total:,} steps ({steps / total:.0%})  {self.rate(steps):,.0f} steps/s  "
+            f"{duration(60 * self.minutes())} elapsed, {left}"
+        )
         for name, (win, low, high) in self.latest_eval.items():
             text += f"  vs {name} {win:.2f} [{low:.2f}, {high:.2f}]"
         print(text, file=sys.stderr, flush=True)
@@ -242,6 +255,11 @@ def train(
 def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: bool, address: str | None) -> Path:
     run_dir = config.run_dir
     steps = 0
+    started, before = time.monotonic(), (run_time.read_minutes(run_dir) or 0.0) if resume else 0.0
+
+    def minutes() -> float:
+        return before + (time.monotonic() - started) / 60
+
     if resume:
         folder, steps, skipped = newest_intact(run_dir, read_progress)
         for reason in skipped:
@@ -275,7 +293,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             f"training on {where}: {config.n_env_runners} env runner(s) x {config.n_envs_per_runner} envs"
             + (f", on {len(nodes)} node(s)" if nodes else ", sampling in this process")
         )
-        report = Progress(config, steps, progress)
+        report = Progress(config, steps, progress, minutes)
         if steps == 0:  # the starting point of the learning curve
             report.evaluate(export_main(algo), steps)
             report.line(steps)
@@ -292,6 +310,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             if steps >= next_checkpoint:
                 next_checkpoint += config.checkpoint_every
                 save_checkpoint(algo, league, run_dir, steps)
+                run_time.write_minutes(run_dir, minutes())
             report.line(steps)
         save_checkpoint(algo, league, run_dir, steps)
         final = run_dir / FINAL_NAME
@@ -310,6 +329,8 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             exit_code(stop),
         ) from None
     finally:
+        with contextlib.suppress(OSError):  # this leg's time, for a later --resume (train/run_time.py)
+            run_time.write_minutes(run_dir, minutes())
         with interrupts_deferred(reraise=False):  # a second Ctrl-C does not cut the actors' shutdown
             if algo is not None:
                 algo.stop()
