@@ -1,6 +1,6 @@
 """Decisions per second with uniformly random legal moves: All Fours against peer card-game envs.
 
-    python benchmarks/speed.py [--seconds 5] [--rounds 5]
+    python benchmarks/speed.py [--seconds 5] [--rounds 5] [--baseline PATH]
 
 The peers come with the bench extra (``pip install -e ".[bench]"``): those that cannot be
 imported are skipped with a line that names the extra, and the rest still run.
@@ -12,14 +12,23 @@ installed) reads ``information_state_tensor`` and ``legal_actions`` at every dec
 process, one thread; the machine's other core is left idle. Each env runs briefly untimed first
 (compiled code loaded), then ``--seconds`` in all, in ``--rounds`` slices taken in turn with the
 others': a machine whose speed drifts during the run slows every env alike.
+
+``--baseline PATH``: a checkout of another commit (``git worktree add /tmp/old 1a692bf``), whose
+``env()`` is timed beside this one's by the same loop, in a process of its own (one process holds
+one ``allfours_env``) that takes its slices in turn with the others.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -114,16 +123,61 @@ def peer_runs() -> dict[str, Run]:
     return runs
 
 
+def baseline_run(checkout: Path) -> Run:
+    """``env()`` of the checkout ``checkout``, timed by :func:`bench_aec` in a worker process
+    (this script with ``--serve``, importing the checkout's packages), one slice per request."""
+    environment = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": "1"}
+    worker = subprocess.Popen(
+        [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env=environment, cwd=checkout,
+    )  # fmt: skip
+
+    def run(seconds: float) -> Result:
+        worker.stdin.write(f"{seconds}\n")
+        worker.stdin.flush()
+        reply = worker.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"the worker timing {checkout}'s env() stopped (exit code {worker.wait()})")
+        return tuple(json.loads(reply))
+
+    return run
+
+
+def serve() -> None:
+    """The worker of :func:`baseline_run`: a slice of ``env()`` per line of seconds read, its result a JSON line."""
+    for line in sys.stdin:
+        print(json.dumps(bench_aec(allfours_env.env, float(line))), flush=True)
+
+
+def checkout_path(text: str) -> Path:
+    """``--baseline``: a folder holding the ``allfours_env`` and ``agents`` packages of another commit."""
+    path = Path(text).resolve()
+    if not (path / "allfours_env" / "env.py").is_file() or not (path / "agents").is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a checkout of this project (no allfours_env/env.py, agents/)")
+    return path
+
+
+def commit_of(checkout: Path) -> str:
+    """The short commit of ``checkout``, or its path where git cannot tell."""
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or str(checkout)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=number(0.01, 86_400), default=5.0, help="time per env (default 5)")
     parser.add_argument("--rounds", type=count(1, 1000), default=5, help="slices per env, taken in turn (default 5)")
+    parser.add_argument(
+        "--baseline", type=checkout_path, metavar="PATH", help="a checkout of another commit: its env() is timed too"
+    )
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the baseline's worker
     args = parser.parse_args()
-    runs: dict[str, Run] = {
-        "allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds),
-        "allfours raw engine": bench_engine,
-        **peer_runs(),
-    }
+    if args.serve:
+        return serve()
+    runs: dict[str, Run] = {"allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds)}
+    if args.baseline:
+        runs[f"allfours env() at {commit_of(args.baseline)}"] = baseline_run(args.baseline)
+    runs.update({"allfours raw engine": bench_engine, **peer_runs()})
     for run in runs.values():
         run(0.2)  # warm-up, untimed
     results = dict.fromkeys(runs, (0, 0, 0.0))
