@@ -87,7 +87,6 @@ class Game:
         # from options, without checking them again.
         core._queue_given(core._all_tables, [decks])
         core._deal_first(core._all_tables, np.array([dealer]), np.array([scores]))
-        self._action = np.zeros(1, dtype=np.int64)  # the kernel's argument, made once
         self._rows()
         self._events: list[Event] = core.events(0)
         self._unread: list[list[int]] = []  # rows of the kernels' event buffer, made Events when the log is read
@@ -98,22 +97,22 @@ class Game:
         the arrays)."""
         core = self._core
         self._st, self._bs, self._deck, self._trick_no = core._st[0], core._bs[0], core._deck[0], core._trick_no[0]
-        self._ev, self._n_ev, self._points = core._ev[0], core._n_ev, core._points[0]
+        self._ev, self._points = core._ev[0], core._points[0]
         # The kernels' arguments, gathered once: a step crosses into compiled code with no lookups.
-        self._step_args = (
-            core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, self._action,
-            core._all_tables, core._params, core._kick_points, core._points, core._ev, core._n_ev,
-        )  # fmt: skip
+        self._step_args = (core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, 0)
+        self._step_rules = (core._params, core._kick_points, core._points, core._ev, core._n_ev)
         self._observe_args = (core._st, core._bs, core._trick_no, 0)
-        self._step_all = _compiled(k.step_all, self._step_args)
+        self._step_one = _compiled(k.step_one, (*self._step_args, 0, *self._step_rules))
         self._legal_args = (core._st, core._bs, 0, core._params)
         self._legal_bits = _compiled(k.legal_bits, self._legal_args)
         self._observe_rules = (core._params, core._rules_block)
-        self._observe_one = _compiled(k.observe_one, (*self._observe_args, 0, *self._observe_rules, *_observation_arrays()))
+        self._observe_one = _compiled(
+            k.observe_one, (*self._observe_args, 0, *self._observe_rules, *_observation_arrays())
+        )
 
     _ROWS = (
-        "_st", "_bs", "_deck", "_trick_no", "_ev", "_n_ev", "_points", "_step_args", "_observe_args", "_step_all",
-        "_observe_rules", "_observe_one", "_legal_args", "_legal_bits",
+        "_st", "_bs", "_deck", "_trick_no", "_ev", "_points", "_step_args", "_step_rules", "_step_one",
+        "_observe_args", "_observe_rules", "_observe_one", "_legal_args", "_legal_bits",
     )  # fmt: skip
 
     def __getstate__(self) -> dict:
@@ -279,9 +278,8 @@ class Game:
 
     def _apply(self, action: int) -> None:
         """The kernels' step of a legal action (checked by :meth:`step`), its events logged."""
-        self._action[0] = action
-        self._step_all(*self._step_args)
-        self._unread.extend(self._ev[: self._n_ev[0]].tolist())
+        recorded = self._step_one(*self._step_args, action, *self._step_rules)
+        self._unread.extend(self._ev[:recorded].tolist())
 
     def _apply_with_a_drawn_deck(self, action: int) -> None:
         """Apply ``action``, which may begin a deal: a deal takes the generator's next deck, drawn
@@ -341,7 +339,7 @@ _COMPILED: dict = {}
 
 def _compiled(kernel, args: tuple) -> object:
     """``kernel``'s compiled function for the types of ``args``, to call without numba's dispatch,
-    which types every argument at every call (about a microsecond for the step's 14 arrays, a
+    which types every argument at every call (about a microsecond for the step's 12 arrays, a
     tenth of a decision of ``env()``). A one-table game's arguments are always of the same types:
     looked up once per process."""
     compiled = _COMPILED.get(kernel)

@@ -276,12 +276,13 @@ class raw_env(AECEnv):
         gain = table_gain(game.points, game.winner, self.reward_mode)
         if gain:
             self._give(0, gain)
-        if game.is_over:
+        current = game.current
+        if current < 0:  # the match (or the deal episode) is over
             for a in AGENTS:
                 self.terminations[a] = True
             self.agent_selection = agent
         else:
-            self.agent_selection = AGENTS[game.current]
+            self.agent_selection = AGENTS[current]
         if self._rewards_given:
             self._accumulate_rewards()
 
