@@ -7,7 +7,9 @@ imported are skipped with a line that names the extra, and the rest still run.
 
 Every AEC env is driven by the same loop: ``env.last()`` (observation and action mask read at
 every decision), a uniform pick among the legal actions, ``env.step``. The raw engine loop asks
-the engine for its legal actions and steps it. OpenSpiel's ``euchre`` (if ``open_spiel`` is
+the engine for its legal actions and steps it; the engine + observe loop is the AEC loop on the
+engine itself (``Game.observe``: the same observation and mask), so that env() over it is the
+cost of the AEC layer alone (tests/test_env_speed.py guards that ratio). OpenSpiel's ``euchre`` (if ``open_spiel`` is
 installed) reads ``information_state_tensor`` and ``legal_actions`` at every decision. One
 process, one thread; the machine's other core is left idle. Each env runs briefly untimed first
 (compiled code loaded), then ``--seconds`` in all, in ``--rounds`` slices taken in turn with the
@@ -41,6 +43,21 @@ Result = tuple[int, int, float]  # decisions, episodes, seconds
 BENCH_EXTRA = 'pip install -e ".[bench]"'
 
 
+def aec_episode(env, pick: random.Random) -> int:
+    """The AEC loop over one episode of a reset ``env``, to its end; the decisions made."""
+    decisions = 0
+    while True:
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            if not env.agents:
+                return decisions
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[pick.randrange(len(legal))]))
+        decisions += 1
+
+
 def bench_aec(make_env: Callable, seconds: float, seed: int = 0) -> Result:
     env = make_env()
     env.reset(seed=seed)
@@ -48,18 +65,11 @@ def bench_aec(make_env: Callable, seconds: float, seed: int = 0) -> Result:
     decisions = episodes = 0
     start = time.perf_counter()
     while True:
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            if not env.agents:
-                episodes += 1
-                if time.perf_counter() - start > seconds:
-                    break
-                env.reset()
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[pick.randrange(len(legal))]))
-        decisions += 1
+        decisions += aec_episode(env, pick)
+        episodes += 1
+        if time.perf_counter() - start > seconds:
+            break
+        env.reset()
     return decisions, episodes, time.perf_counter() - start
 
 
@@ -75,6 +85,30 @@ def bench_engine(seconds: float, seed: int = 0) -> Result:
             legal = game.legal_actions()
             game.step(legal[pick.randrange(len(legal))])
             decisions += 1
+        episodes += 1
+    return decisions, episodes, time.perf_counter() - start
+
+
+def observed_match(game: Game, pick: random.Random) -> int:
+    """The AEC loop's work on the engine itself over ``game``'s match: the observation and mask of
+    the seat to act read at every decision (``Game.observe``), a uniform legal pick; the decisions."""
+    decisions = 0
+    while game.phase != MATCH_OVER:
+        _, mask = game.observe(game.current)
+        legal = np.flatnonzero(mask)
+        game.step(int(legal[pick.randrange(len(legal))]))
+        decisions += 1
+    return decisions
+
+
+def bench_engine_observed(seconds: float, seed: int = 0) -> Result:
+    rng = np.random.default_rng(seed)
+    pick = random.Random(seed)
+    rules = Rules()
+    decisions = episodes = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        decisions += observed_match(Game(rules, rng), pick)
         episodes += 1
     return decisions, episodes, time.perf_counter() - start
 
@@ -102,6 +136,7 @@ def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
 
 
 Run = Callable[[float], Result]  # seconds -> result
+ENGINE_OBSERVED = "allfours engine + observe (obs + mask)"
 
 
 def peer_runs() -> dict[str, Run]:
@@ -177,7 +212,7 @@ def main() -> None:
     runs: dict[str, Run] = {"allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds)}
     if args.baseline:
         runs[f"allfours env() at {commit_of(args.baseline)}"] = baseline_run(args.baseline)
-    runs.update({"allfours raw engine": bench_engine, **peer_runs()})
+    runs.update({"allfours raw engine": bench_engine, ENGINE_OBSERVED: bench_engine_observed, **peer_runs()})
     for run in runs.values():
         run(0.2)  # warm-up, untimed
     results = dict.fromkeys(runs, (0, 0, 0.0))
