@@ -5,7 +5,7 @@ award (kick, give one, high, low, jack, hang jack, game) pays its points to the 
 Every env is zero-sum: what a team is paid, the other team loses. :func:`team_gain` applies the
 rule to one step of many tables (the vector env, the warm start's recording); :func:`table_gain`
 is the same rule at one table in plain ints (the AEC env's every step, where one-table arrays
-would cost more than the engine's step; tests/test_env.py checks the two agree).
+would cost more than the engine's step; tests/test_rewards.py checks the two agree).
 """
 
 from __future__ import annotations
