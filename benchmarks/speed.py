@@ -160,12 +160,18 @@ def peer_runs() -> dict[str, Run]:
 
 def baseline_run(checkout: Path) -> Run:
     """``env()`` of the checkout ``checkout``, timed by :func:`bench_aec` in a worker process
-    (this script with ``--serve``, importing the checkout's packages), one slice per request."""
+    (this script with ``--serve``, importing the checkout's packages), one slice per request; a
+    ValueError if the worker's ``allfours_env`` is not the checkout's."""
     environment = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": "1"}
     worker = subprocess.Popen(
         [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         env=environment, cwd=checkout,
     )  # fmt: skip
+    imported = Path(worker.stdout.readline().strip() or "(nothing: the worker stopped)")
+    if checkout not in imported.parents:  # an installed allfours_env would time this commit twice
+        worker.kill()
+        worker.wait()
+        raise ValueError(f"its worker imported allfours_env from {imported}, not from the checkout")
 
     def run(seconds: float) -> Result:
         worker.stdin.write(f"{seconds}\n")
@@ -179,7 +185,9 @@ def baseline_run(checkout: Path) -> Run:
 
 
 def serve() -> None:
-    """The worker of :func:`baseline_run`: a slice of ``env()`` per line of seconds read, its result a JSON line."""
+    """The worker of :func:`baseline_run`: the path of the ``allfours_env`` it imported, then a
+    slice of ``env()`` per line of seconds read, its result a JSON line."""
+    print(allfours_env.__file__, flush=True)
     for line in sys.stdin:
         print(json.dumps(bench_aec(allfours_env.env, float(line))), flush=True)
 
@@ -211,7 +219,10 @@ def main() -> None:
         return serve()
     runs: dict[str, Run] = {"allfours env() (AEC, obs + mask)": lambda seconds: bench_aec(allfours_env.env, seconds)}
     if args.baseline:
-        runs[f"allfours env() at {commit_of(args.baseline)}"] = baseline_run(args.baseline)
+        try:
+            runs[f"allfours env() at {commit_of(args.baseline)}"] = baseline_run(args.baseline)
+        except ValueError as error:
+            parser.error(f"--baseline {args.baseline}: {error}")
     runs.update({"allfours raw engine": bench_engine, ENGINE_OBSERVED: bench_engine_observed, **peer_runs()})
     for run in runs.values():
         run(0.2)  # warm-up, untimed
