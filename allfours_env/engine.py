@@ -17,7 +17,6 @@ when the deal begins (decks given to the constructor are dealt first).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -83,11 +82,14 @@ class Game:
             dealer = first_dealer(rules.first_dealer, lambda: rng.permutation(N_CARDS))
         if not decks:
             decks = [rng.permutation(N_CARDS).tolist()]  # the first deal's, drawn as it begins
-        self._core = core = VectorGame(1, episode=episode, events=True, **dataclasses.asdict(rules))
-        core.reset(options=[{"decks": decks, "dealer": int(dealer), "scores": list(scores)}])
-        self._action = np.zeros(1, dtype=np.int64)  # the kernel's argument, made once
+        self._core = core = VectorGame.of_rules(1, rules, episode, events=True)
+        # The decks, dealer and scores are checked: the match starts as VectorGame.reset starts it
+        # from options, without checking them again.
+        core._queue_given(core._all_tables, [decks])
+        core._deal_first(core._all_tables, np.array([dealer]), np.array([scores]))
         self._rows()
-        self.events: list[Event] = core.events(0)
+        self._events: list[Event] = core.events(0)
+        self._unread: list[list[int]] = []  # rows of the kernels' event buffer, made Events when the log is read
         self._legal = -1  # the legal actions' bits, once asked for, until the next step
 
     def _rows(self) -> None:
@@ -95,18 +97,23 @@ class Game:
         the arrays)."""
         core = self._core
         self._st, self._bs, self._deck, self._trick_no = core._st[0], core._bs[0], core._deck[0], core._trick_no[0]
+        self._ev, self._points = core._ev[0], core._points[0]
         # The kernels' arguments, gathered once: a step crosses into compiled code with no lookups.
-        self._step_args = (
-            core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, self._action,
-            core._all_tables, core._params, core._kick_points, core._points, core._ev, core._n_ev,
-        )  # fmt: skip
+        self._step_args = (core._st, core._bs, core._deck, core._trick_no, core._given, core._n_given, core._rng, 0)
+        self._step_rules = (core._params, core._kick_points, core._points, core._ev, core._n_ev)
         self._observe_args = (core._st, core._bs, core._trick_no, 0)
-        self._step_all = _compiled(k.step_all, self._step_args)
+        self._step_one = _compiled(k.step_one, (*self._step_args, 0, *self._step_rules))
+        self._legal_args = (core._st, core._bs, 0, core._params)
+        self._legal_bits = _compiled(k.legal_bits, self._legal_args)
+        self._observe_rules = (core._params, core._rules_block)
         self._observe_one = _compiled(
-            k.observe_one, (*self._observe_args, 0, core._params, core._rules_block, *_observation_arrays())
+            k.observe_one, (*self._observe_args, 0, *self._observe_rules, *_observation_arrays())
         )
 
-    _ROWS = ("_st", "_bs", "_deck", "_trick_no", "_step_args", "_observe_args", "_step_all", "_observe_one")
+    _ROWS = (
+        "_st", "_bs", "_deck", "_trick_no", "_ev", "_points", "_step_args", "_step_rules", "_step_one",
+        "_observe_args", "_observe_rules", "_observe_one", "_legal_args", "_legal_bits",
+    )  # fmt: skip
 
     def __getstate__(self) -> dict:
         """For copy and pickle: the row views are made again from the copied table."""
@@ -117,6 +124,16 @@ class Game:
         self._rows()
 
     # ---------------------------------------------------------------- the state
+
+    @property
+    def events(self) -> list[Event]:
+        """The log of the match, every event in order (the game's own list). Steps keep their
+        events as plain rows until the log is read: making Events at every step cost as much as
+        the compiled step itself."""
+        if self._unread:
+            self._events.extend(map(_event, self._unread))
+            self._unread.clear()
+        return self._events
 
     phase = _state(k.PHASE)
     current = _state(k.CURRENT, "The seat to act; -1 when the phase is terminal.")
@@ -209,11 +226,16 @@ class Game:
     jack_holder = _state(k.JACK_HOLDER)
     jack_winner = _state(k.JACK_WINNER, "The seat that won the trick with the trump jack, -1 before.")
 
+    @property
+    def points(self) -> tuple[int, int]:
+        """The points each team was awarded in the latest step (or by the first kick, before any)."""
+        team0, team1 = self._points.tolist()
+        return team0, team1
+
     def legal_bits(self) -> int:
         """Legal actions as a bit set over action ids 0..55 (0 in a terminal phase)."""
         if self._legal < 0:
-            core = self._core
-            self._legal = int(k.legal_bits(core._st, core._bs, 0, core._params))
+            self._legal = int(self._legal_bits(*self._legal_args))
         return self._legal
 
     def legal_actions(self) -> list[int]:
@@ -222,21 +244,23 @@ class Game:
     def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """``seat``'s observation vector (float32, see :mod:`allfours_env.observation`) and action
         mask (int8[56]: its legal actions if it is the seat to act, else all 0), new arrays."""
-        core = self._core
         row, mask = _observation_arrays()
-        bits = self._observe_one(*self._observe_args, seat, core._params, core._rules_block, row, mask)
-        if seat == self._st[k.CURRENT]:  # the seat to act: its mask is the legal actions, kept for step
-            self._legal = int(bits)
+        bits = self._observe_one(*self._observe_args, seat, *self._observe_rules, row, mask)
+        if bits:  # the seat to act: its mask is the legal actions, kept for step
+            self._legal = bits
         return row, mask
 
     # ---------------------------------------------------------------- playing
 
     def step(self, action: int) -> None:
         """Apply the decision of :attr:`current`. An illegal action raises and changes nothing."""
-        if self.is_over:
+        st = self._st
+        if st[_PHASE] >= DEAL_OVER:
             what = "match" if self.phase == MATCH_OVER else "deal"
             raise IllegalActionError(f"no action is possible: the {what} is over")
-        legal = self.legal_bits()
+        legal = self._legal
+        if legal < 0:
+            legal = self.legal_bits()
         if type(action) is not int:
             if isinstance(action, np.integer):
                 action = int(action)
@@ -244,38 +268,53 @@ class Game:
                 action = int(action)
         if not (type(action) is int and 0 <= action < N_ACTIONS and legal >> action & 1):
             raise IllegalActionError(self._illegal_message(action, legal))
-        core = self._core
         self._legal = -1
-        if core._n_given[0] > self._st[k.NEXT_DECK] or not self._may_start_a_deal(action):  # a deck waits
+        if not self._may_start_a_deal(action) or self._core._n_given[0] > st[_NEXT_DECK]:  # or a deck waits
             self._apply(action)
-            return
-        # A deal may begin: it must take the generator's next deck, drawn only if it does begin.
-        saved, logged = core.get_state(), len(self.events)
-        self._apply(action)
-        if core._n_given[0] >= self._st[k.NEXT_DECK]:  # the deal, if one began, took a given deck
-            return
-        core._restore(saved)  # it began with no deck given: undo, and do it again with the generator's
-        del self.events[logged:]
-        self._rows()
-        if self.rng is None:
-            raise ValueError("the given decks ran out and no random generator was given")
-        core.give_deck(0, self.rng.permutation(N_CARDS).tolist())
-        self._rows()  # the queue of decks may have grown into a new array
-        self._apply(action)
+        elif self.rng is not None:
+            self._apply_with_a_drawn_deck(action)
+        else:
+            self._apply_with_no_generator(action)
 
     def _apply(self, action: int) -> None:
         """The kernels' step of a legal action (checked by :meth:`step`), its events logged."""
+        recorded = self._step_one(*self._step_args, action, *self._step_rules)
+        self._unread.extend(self._ev[:recorded].tolist())
+
+    def _apply_with_a_drawn_deck(self, action: int) -> None:
+        """Apply ``action``, which may begin a deal: a deal takes the generator's next deck, drawn
+        only if the deal does begin. The deck is drawn and queued first, and taken back (the
+        generator rewound) if no deal began (the match ended, or the pack was run without a redeal)."""
+        core, rng = self._core, self.rng
+        rewind, queued = rng.bit_generator.state, int(core._n_given[0])
+        queue = core._given
+        core._give(0, rng.permutation(N_CARDS))
+        if core._given is not queue:  # the queue grew into a new array: the kernels' arguments change
+            self._rows()
+        self._apply(action)
+        if self._st[_NEXT_DECK] == queued:  # no deal began
+            core._n_given[0] = queued
+            rng.bit_generator.state = rewind
+
+    def _apply_with_no_generator(self, action: int) -> None:
+        """Apply ``action``, which may begin a deal, when no generator was given: a deal that
+        begins with no given deck left is undone, and a ValueError says so."""
         core = self._core
-        self._action[0] = action
-        self._step_all(*self._step_args)
-        self.events.extend(map(_event, core._ev[0, : core._n_ev[0]].tolist()))
+        saved, logged = core.get_state(), len(self.events)
+        self._apply(action)
+        if core._n_given[0] >= self._st[_NEXT_DECK]:  # the deal, if one began, took a given deck
+            return
+        core._restore(saved)
+        del self.events[logged:]
+        self._rows()
+        raise ValueError("the given decks ran out and no random generator was given")
 
     def _may_start_a_deal(self, action: int) -> bool:
         """Whether ``action`` can begin a deal: running the pack (a redeal) or the deal's last card."""
         if action >= N_CARDS:
             return action == RUN
         st = self._st
-        return st[k.PHASE] == PLAY and st[k.TRICK_LEN] == N_SEATS - 1 and st[k.TRICKS_PLAYED] + 1 == st[k.N_TRICKS]
+        return st[_PHASE] == PLAY and st[k.TRICK_LEN] == N_SEATS - 1 and st[k.TRICKS_PLAYED] + 1 == st[k.N_TRICKS]
 
     def _illegal_message(self, action: object, legal: int) -> str:
         legal_text = ", ".join(action_text(a) for a in cards_of(legal))
@@ -285,6 +324,9 @@ class Game:
             what = f"{action!r} (actions are ints 0..55)"
         phase_name = PHASE_NAMES[self.phase]
         return f"player_{self.current} cannot take action {what} now ({phase_name}); legal: {legal_text}"
+
+
+_PHASE, _NEXT_DECK = k.PHASE, k.NEXT_DECK  # the columns every step reads, without a module lookup
 
 
 def _observation_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -297,7 +339,7 @@ _COMPILED: dict = {}
 
 def _compiled(kernel, args: tuple) -> object:
     """``kernel``'s compiled function for the types of ``args``, to call without numba's dispatch,
-    which types every argument at every call (about a microsecond for the step's 14 arrays, a
+    which types every argument at every call (about a microsecond for the step's 12 arrays, a
     tenth of a decision of ``env()``). A one-table game's arguments are always of the same types:
     looked up once per process."""
     compiled = _COMPILED.get(kernel)

@@ -119,9 +119,9 @@ from pettingzoo.utils import wrappers
 from .actions import RESET_OPTIONS, check_options
 from .cards import N_SEATS
 from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game, check_seed
-from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, encode_with_mask, observation_high
+from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, observation_high
 from .render import render_text
-from .rewards import REWARD_MODES, step_points, team_gain
+from .rewards import REWARD_MODES, table_gain
 from .rules import Rules
 
 EPISODE_MODES = EPISODES
@@ -249,12 +249,12 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {} for a in AGENTS}
-        self._seen_events = 0
         self._rewards_given = False
         self._after_engine_step(AGENTS[0])
 
     def step(self, action: int | None) -> None:
-        self._check_agent_to_act("step")
+        if self.game is None or not self.agents:
+            self._check_agent_to_act("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -268,23 +268,21 @@ class raw_env(AECEnv):
     def _after_engine_step(self, agent: str) -> None:
         """Turn what the engine did into rewards, terminations and the next agent."""
         game = self.game
-        rewards = self.rewards
         if self._rewards_given:  # rewards are per step: clear the last step's
+            rewards = self.rewards
             for a in AGENTS:
                 rewards[a] = 0
             self._rewards_given = False
-        events = game.events
-        points = step_points(events[self._seen_events :])[None]
-        gain = int(team_gain(points, np.array([game.winner]), np.ones(1, dtype=bool), self.reward_mode)[0])
+        gain = table_gain(game.points, game.winner, self.reward_mode)
         if gain:
             self._give(0, gain)
-        self._seen_events = len(events)
-        if game.phase >= DEAL_OVER:
+        current = game.current
+        if current < 0:  # the match (or the deal episode) is over
             for a in AGENTS:
                 self.terminations[a] = True
             self.agent_selection = agent
         else:
-            self.agent_selection = AGENTS[game.current]
+            self.agent_selection = AGENTS[current]
         if self._rewards_given:
             self._accumulate_rewards()
 
@@ -296,7 +294,8 @@ class raw_env(AECEnv):
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
         """AECEnv.last, with the agent to act known valid: observed without checking it again."""
-        self._check_agent_to_act("last")
+        if self.game is None or not self.agents:
+            self._check_agent_to_act("last")
         agent = self.agent_selection
         observation = self._observation(SEAT_OF[agent]) if observe else None
         return (
@@ -310,7 +309,7 @@ class raw_env(AECEnv):
         return self._observation(seat)
 
     def _observation(self, seat: int) -> dict[str, np.ndarray]:
-        observation, mask = encode_with_mask(self.game, seat)
+        observation, mask = self.game.observe(seat)
         return {"observation": observation, "action_mask": mask}
 
     def state(self) -> np.ndarray:

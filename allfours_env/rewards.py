@@ -3,17 +3,14 @@
 ``reward="match"``: the end of a match pays 1 to the winning team. ``reward="points"``: every
 award (kick, give one, high, low, jack, hang jack, game) pays its points to the scoring team.
 Every env is zero-sum: what a team is paid, the other team loses. :func:`team_gain` applies the
-rule to one step of many tables (the vector env, the warm start's recording); the AEC env reads
-a step's awards from its event log (:func:`step_points`) and applies the same function.
+rule to one step of many tables (the vector env, the warm start's recording); :func:`table_gain`
+is the same rule at one table in plain ints (the AEC env's every step, where one-table arrays
+would cost more than the engine's step; tests/test_rewards.py checks the two agree).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
-
-from .engine import AWARD_KINDS, Event
 
 REWARD_MODES = ("match", "points")
 
@@ -28,13 +25,12 @@ def team_gain(points: np.ndarray, winner: np.ndarray, moved: np.ndarray, mode: s
     return np.where(won, np.where(winner == 0, 1.0, -1.0), 0.0)
 
 
-def step_points(events: Iterable[Event]) -> np.ndarray:
-    """int64 (2,): the points each team was awarded in ``events``."""
-    points = np.zeros(2, dtype=np.int64)
-    for event in events:
-        if event.kind in AWARD_KINDS:
-            points[event.team] += event.points
-    return points
+def table_gain(points: tuple[int, int], winner: int, mode: str) -> int:
+    """:func:`team_gain` at one table that moved: what team 0 gains, from the points each team
+    was awarded in the step (``points``) and the match's winner (-1 while it goes on)."""
+    if mode == "points":
+        return points[0] - points[1]
+    return 0 if winner < 0 else 1 - 2 * winner
 
 
 def points_scale(mode: str, target_score: int) -> float:

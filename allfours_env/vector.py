@@ -124,8 +124,20 @@ class VectorGame:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         if not isinstance(events, bool):
             raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
-        self.n = n = int(n)
-        self.rules = Rules.from_kwargs(**rules)
+        self._build(int(n), Rules.from_kwargs(**rules), episode, events)
+
+    @classmethod
+    def of_rules(cls, n: int, rules: Rules, episode: str = "match", events: bool = False) -> VectorGame:
+        """The VectorGame that ``VectorGame(n, episode, events, **asdict(rules))`` makes, from
+        arguments already checked (a ``Rules`` is valid once made): without turning the rules into
+        keywords and back, a large part of a new one-table ``Game``'s cost."""
+        game = cls.__new__(cls)
+        game._build(n, rules, episode, events)
+        return game
+
+    def _build(self, n: int, rules: Rules, episode: str, events: bool) -> None:
+        self.n = n
+        self.rules = rules
         self.episode = episode
         self._params = rule_params(self.rules, episode)
         self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)

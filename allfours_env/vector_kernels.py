@@ -492,6 +492,16 @@ def step_all(st, bs, deck, trick_no, given, n_given, rng, actions, active, param
 
 
 @njit(cache=True, nogil=True)
+def step_one(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev):
+    """:func:`step_all` at table t alone, its live seat's ``action`` checked legal (what a one-table
+    view calls: two arrays fewer to pass than step_all's). Returns the number of events recorded."""
+    gained[t, 0] = gained[t, 1] = 0
+    n_ev[t] = 0
+    apply_action(st, bs, deck, trick_no, given, n_given, rng, t, action, params, kick_points, gained, ev, n_ev)
+    return n_ev[t]
+
+
+@njit(cache=True, nogil=True)
 def legal_masks(st, bs, params, out):
     """out[t, a] = whether action a is legal at table t (bool, all False when it is over)."""
     for t in range(st.shape[0]):

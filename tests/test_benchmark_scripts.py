@@ -18,6 +18,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
     "script, argv, message",
     [
         ("vector_speed.py", ["--seconds", "0"], "argument --seconds: must be in 0.01..86400, got 0"),  # (was 1/0)
+        ("speed.py", ["--baseline", "/no/such/checkout"], "/no/such/checkout is not a checkout of this project"),
         ("search_speed.py", ["--matches", "0"], "argument --matches: must be in 1..10,000, got 0"),
         ("search_speed.py", ["--spec", "nobot"], "--spec 'nobot': unknown bot 'nobot'"),
         ("regret_ceiling.py", ["--rollout", "nosuch"], "search option rollout must be one of"),

@@ -176,7 +176,7 @@ def test_the_web_page_refuses_a_program_inside_a_search_option(tmp_path):
     client = TestClient(create_app())
     refusals = {
         f"exec:{PYTHON} {script}": "unknown bot 'exec:",
-        f"search:opponents=exec:{PYTHON} {script},ms=0,worlds=8": "search option opponents must be a bot that is not",
+        f"search:opponents=exec:{PYTHON} {script},ms=0,worlds=8": "search option opponents takes one of",
     }
     for spec, says in refusals.items():
         response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
