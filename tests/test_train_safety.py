@@ -99,7 +99,7 @@ def test_kill_9_after_a_checkpoint_by_time_resumes_from_it_and_takes_over_the_lo
     process.kill()
     process.communicate(timeout=30)
     assert 0 < kept < LONG_STEPS
-    assert (tmp_path / "tiny" / LOCK_FILE).read_text().strip() == str(process.pid)
+    assert (tmp_path / "tiny" / LOCK_FILE).read_text().split() == [str(process.pid), "training"]
     assert train_main(resume(tmp_path, kept + 1)) == 0
     err = capsys.readouterr().err
     assert f"took over the lock of process {process.pid}, which no longer runs" in err
@@ -382,7 +382,7 @@ def test_the_lock_is_exclusive_and_a_dead_holder_is_taken_over(tmp_path):
     (tmp_path / LOCK_FILE).write_text(dead.stdout)
     with RunLock(tmp_path) as lock:
         assert lock.stale_pid == int(dead.stdout)
-        assert (tmp_path / LOCK_FILE).read_text().strip() == str(os.getpid())
+        assert (tmp_path / LOCK_FILE).read_text().split() == [str(os.getpid()), "training"]
 
 
 def test_a_corrupt_run_config_is_a_clear_error(finished_run, tmp_path, capsys):
