@@ -36,6 +36,7 @@ import yaml
 
 from agents.shared.atomic_file import write_text
 from agents.shared.processes import WRITE_FAILED_EXIT
+from agents.shared.regular_file import read_bytes
 from allfours_env.checks import brief, keys, number
 
 from .config import RUN_CONFIG_FILE
@@ -46,6 +47,7 @@ MODEL_FILE = "model.zip"
 OLD_STATE_FILE = "state.pkl"  # the pickled state of versions before 2026-12-02, no longer read
 STEP_PREFIX = "step_"
 STATE_KEYS = ("trainer", "env_state", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
+POINTER_BYTES = 64  # checkpoints/latest: a checkpoint's name
 TORCH_FILE_BYTES = 2**20  # what a torch file adds around its tensors (pickle, headers, alignment): a few KB
 
 
@@ -188,10 +190,9 @@ def candidates(run_dir: Path) -> list[Path]:
         key=checkpoint_step,
         reverse=True,
     )
-    pointer = root / "latest"
     try:
-        named = root / pointer.read_text().strip() if pointer.is_file() else None
-    except (OSError, UnicodeDecodeError):  # a damaged pointer: the newest folder leads
+        named = root / read_bytes(root / "latest", POINTER_BYTES).decode().strip()
+    except (OSError, UnicodeDecodeError, ValueError):  # none, or a damaged pointer: the newest folder leads
         named = None
     return sorted(folders, key=lambda p: p != named)  # stable: the rest stays newest first
 

@@ -12,16 +12,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.shared.regular_file import NotRegularFile, check_target
 from allfours_env.rules import parse_rule_options
 
 
 def check_npz_out(out: Path, what: str = "a policy file") -> None:
-    """A ValueError unless ``--out`` names an ``.npz`` file in a folder that exists and can be
-    written: checked before the work, so that a fit is never lost to a path typed wrong."""
+    """A ValueError unless ``--out`` names an ``.npz`` file (a regular file or none yet) in a folder
+    that exists and can be written: checked before the work, so that a fit is never lost to a path
+    typed wrong."""
     if out.suffix != ".npz":
         raise ValueError(f"--out must name an .npz file ({what}), got {out}")
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; name the .npz file to write")
+    try:
+        check_target(out)  # a device or FIFO would be replaced by the file, a link too
+    except NotRegularFile as err:
+        raise ValueError(f"--out {err}; name the .npz file to write") from None
     folder = out.parent
     if not folder.is_dir():
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
