@@ -155,11 +155,11 @@ class TrainConfig(Options):
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.distil_loss not in DISTIL_FITS:
-            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {self.distil_loss!r}")
+            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
         if self.distil_from not in DISTIL_STARTS:
-            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {self.distil_from!r}")
+            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {shown(self.distil_from)}")
         if self.policy_input not in POLICY_INPUTS:
-            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
+            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {shown(self.policy_input)}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         check_opponents(self.opponents)
@@ -429,14 +429,14 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
         raise ConfigError(f"init_policy: {err}") from None
     if not isinstance(bot, PolicyBot):
         raise ConfigError(
-            f"init_policy must be a network (a policy file, student or pretrained), got {spec!r}: a {type(bot).__name__}"
+            f"init_policy must be a network (a policy file, student or pretrained), got {shown(spec)}: a {type(bot).__name__}"
         )
     weights = bot.weights()
     sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
     activation = str(weights[ACTIVATION_KEY])
     if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
         raise ConfigError(
-            f"init_policy {spec!r} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
+            f"init_policy {shown(spec)} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
             f"takes layout {layout}, net_arch {list(net_arch)} and relu"
         )
     return weights
@@ -457,17 +457,17 @@ def label_search_options(text: str, student: str) -> dict[str, str | int]:
         if not sep or key not in LABEL_SEARCH or key in options:
             raise ConfigError(
                 f"label_search must be search options KEY=VALUE separated by commas, each of {sorted(LABEL_SEARCH)} "
-                f"at most once (e.g. keep={STUDENT},rollout=expert), got {text!r}"
+                f"at most once (e.g. keep={STUDENT},rollout=expert), got {shown(text)}"
             )
         if key == "cut":
             if not value.isdigit() or not 0 <= int(value) <= MAX_CUT:
-                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {value!r}")
+                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {shown(value)}")
             options[key] = int(value)
             continue
         if value not in (*allowed, STUDENT) and not value.endswith(POLICY_SUFFIXES):
             raise ConfigError(
                 f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "
-                f"got {value!r}"
+                f"got {shown(value)}"
             )
         options[key] = student if value == STUDENT else value
     return options
@@ -548,7 +548,16 @@ def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently)."""
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently)
+    and any alias (``*name``): a few lines of aliases of aliases stand for billions of values, which
+    the checks would walk for hours (a config has no use for them)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            refused = "an alias (*name) is not allowed in a config: write the value out"
+            raise yaml.composer.ComposerError(None, None, refused, event.start_mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
