@@ -191,6 +191,7 @@ MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
 MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's n_envs_per_runner)
 MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib rollout
 MAX_LAYER = 2**16  # units of a hidden layer
+FIT_BYTES = 16  # a parameter in training: float32 weight, gradient and Adam's two moments
 MAX_EPOCHS = 10_000
 MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots)
 MAX_LABELS = 10**8  # decisions labelled in one round (or warm-start decisions): 70 GB held for the fit
@@ -282,20 +283,15 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
     from allfours_env import N_ACTIONS
 
     inputs = input_size(config.layout) + (OTHER_HANDS_SIZE if config.critic_sees_hands else 0)
-
-    def mlp(width: int, sizes: list[int], out: int) -> int:
-        widths = [width, *sizes, out]
-        return sum(a * b + b for a, b in zip(widths, widths[1:]))
-
-    actor = mlp(input_size(config.layout), config.net_arch, N_ACTIONS)
-    critic = mlp(inputs, config.critic_arch, 1) if config.critic_arch else config.net_arch[-1] + 1
+    actor = mlp_parameters([input_size(config.layout), *config.net_arch, N_ACTIONS])
+    critic = mlp_parameters([inputs, *config.critic_arch, 1]) if config.critic_arch else config.net_arch[-1] + 1
     # SB3's buffer keeps every step's input, mask and 7 more floats; get() copies it once more,
     # and an overlapped run holds a second buffer
     buffers = 2 + 2 * config.overlap_updates
     return {
         "rollout buffer (n_envs x n_steps)": buffers * config.n_envs * config.n_steps * 4 * (inputs + N_ACTIONS + 7),
         "networks (net_arch, critic_arch) with gradients, Adam and snapshots": (
-            16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
+            FIT_BYTES * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
         "expert-iteration labels (distil_labels, distil_suit_copies, distil_from)": (
@@ -303,6 +299,24 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
         ),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
     }
+
+
+def mlp_parameters(widths: list[int]) -> int:
+    """Weights and biases of a fully connected network whose layers have ``widths`` (inputs first)."""
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+
+def network_needs(widths: list[int], option: str = "--hidden") -> dict[str, int]:
+    """Bytes fitting a network of layer ``widths`` (inputs first) takes: its weights, gradients and
+    Adam's moments; for :func:`check_needs`, named by the ``option`` that sets its hidden layers."""
+    what = f"the network ({option} {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
+    return {what: FIT_BYTES * mlp_parameters(widths)}
+
+
+def check_network(widths: list[int], option: str = "--hidden") -> None:
+    """A ConfigError, before any work, if fitting a network of layer ``widths`` would need more
+    memory than the machine has: the fit commands' check, as :func:`check_memory` is ``train``'s."""
+    check_needs(network_needs(widths, option), lead=f"{option} needs")
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
