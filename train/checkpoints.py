@@ -15,10 +15,12 @@ Reading one runs no code from it: ``model.zip`` gives only its weights and optim
 plain arrays; nothing in a checkpoint is unpickled. Nothing in it chooses how much is read
 either: each file must be a regular file (a FIFO or a link to a device is refused unopened)
 within the sizes the run's own objects take, and each member of ``model.zip`` is checked
-against the run's networks before it is read. The restore then checks every value against the
-run before it is used (:mod:`train.state_checks`). A tampered or damaged checkpoint is a
-:class:`ResumeError` that says which file and what is wrong; :func:`newest_intact` then falls
-back to the newest checkpoint that reads and fits, and says which ones it skipped and why.
+against the run's networks before it is read; a checkpoint folder that is a symbolic link is
+skipped unread (its files would come from anywhere, and pruning could not remove it). The
+restore then checks every value against the run before it is used (:mod:`train.state_checks`).
+A tampered or damaged checkpoint is a :class:`ResumeError` that says which file and what is
+wrong; :func:`newest_intact` then falls back to the newest checkpoint that reads and fits, and
+says which ones it skipped and why.
 """
 
 from __future__ import annotations
@@ -175,7 +177,8 @@ def saved_config_file(run_dir: Path) -> Path | None:
     """The run's ``config.yaml``, or if it was lost the copy in its newest checkpoint (None if neither)."""
     if (run_dir / RUN_CONFIG_FILE).is_file():
         return run_dir / RUN_CONFIG_FILE
-    return next((f / RUN_CONFIG_FILE for f in candidates(run_dir) if (f / RUN_CONFIG_FILE).is_file()), None)
+    kept = (f / RUN_CONFIG_FILE for f in candidates(run_dir) if not f.is_symlink())  # (as newest_intact)
+    return next((path for path in kept if path.is_file()), None)
 
 
 def checkpoint_step(folder: Path) -> int:
@@ -192,7 +195,7 @@ def candidates(run_dir: Path) -> list[Path]:
     )
     try:
         named = root / read_bytes(root / "latest", POINTER_BYTES).decode().strip()
-    except (OSError, UnicodeDecodeError, ValueError):  # none, or a damaged pointer: the newest folder leads
+    except (OSError, ValueError):  # none, or a damaged pointer (not UTF-8 text): the newest folder leads
         named = None
     return sorted(folders, key=lambda p: p != named)  # stable: the rest stays newest first
 
@@ -208,6 +211,9 @@ def newest_intact(run_dir: Path, read: Callable[[Path], Loaded]) -> tuple[Path, 
     """
     skipped: list[str] = []
     for folder in candidates(run_dir):
+        if folder.is_symlink():  # its files would be read from elsewhere, and pruning could not remove it
+            skipped.append(f"{folder} is a symbolic link, not a folder this run wrote: refused unread")
+            continue
         try:
             return folder, read(folder), skipped
         except ResumeError as err:
