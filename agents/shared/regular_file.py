@@ -34,7 +34,12 @@ KINDS = (
 
 
 class NotRegularFile(OSError):
-    """A path that names something other than a regular file (a link where none is followed)."""
+    """A path that names something other than a regular file (a link where none is followed). Its
+    text names the path; ``strerror`` and ``filename`` are set as the system's errors set them, for
+    messages that name the path themselves."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def kind(mode: int) -> str:
@@ -43,7 +48,9 @@ def kind(mode: int) -> str:
 
 
 def refusal(path: str | Path, mode: int) -> NotRegularFile:
-    return NotRegularFile(f"{path} is {kind(mode)}, not a regular file")
+    error = NotRegularFile(f"{path} is {kind(mode)}, not a regular file")
+    error.strerror, error.filename = f"{kind(mode)}, not a regular file", str(path)
+    return error
 
 
 def open_fd(path: str | Path, flags: int, mode: int = 0o644) -> int:
