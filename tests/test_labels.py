@@ -376,7 +376,7 @@ def test_an_unreadable_labels_json_is_exit_2(tmp_path, capsys) -> None:
     (folder / "labels.json").unlink()
     os.mkfifo(folder / "labels.json")  # a FIFO would hang a plain read
     code, err = run_labels(capsys, folder)
-    assert code == 2 and "is not a regular file" in err
+    assert code == 2 and "labels.json is a FIFO, not a regular file" in err
 
 
 def damage(folder: Path, shard: int, column: str, value) -> None:
