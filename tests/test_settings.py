@@ -268,3 +268,13 @@ def test_a_long_rule_value_is_quoted_cut_short(tmp_path, capsys) -> None:
     err = run_train(tmp_path, capsys, quick_with("rules: {target_score: '" + "x" * 100_000 + "'}"))
     line = err.strip().splitlines()[-1]
     assert "rule 'target_score' must be a positive integer" in line and len(line) < 400, len(line)
+
+
+def test_a_config_that_is_a_fifo_or_folder_is_refused_unread(tmp_path, capsys) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "folder.yaml").mkdir()
+    for name, what in (("fifo.yaml", "a FIFO"), ("folder.yaml", "a folder")):
+        with pytest.raises(ConfigError, match=f"{name} cannot be read: {what}, not a regular file"):
+            load_config(tmp_path / name)  # at once: not waiting for a writer

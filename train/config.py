@@ -22,6 +22,7 @@ import yaml
 
 from agents.policy import POLICY_INPUTS
 from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.shared.regular_file import read_bytes
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
@@ -596,12 +597,16 @@ def _yaml_problem(err: Exception) -> str:
 
 
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"no config file at {path}; {shipped}")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes; a config file is far smaller")
+    try:  # a FIFO or device is refused unread (agents.shared.regular_file)
+        text = read_bytes(path, MAX_CONFIG_BYTES)
+    except OSError as err:
+        raise ConfigError(f"{path} cannot be read: {err.strerror or err}; {shipped}") from None
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} holds more than {MAX_CONFIG_BYTES:,} bytes; a config file is far smaller")
     try:
-        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+        data = yaml.load(text.decode(), Loader=_UniqueKeyLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
