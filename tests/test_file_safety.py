@@ -200,7 +200,7 @@ def test_an_output_that_is_a_device_or_fifo_is_refused_before_any_work(tmp_path,
     if command == "agents.review":
         monkeypatch.setattr(module, "read_log", lambda path: None)  # (the log is read first; the output is the point)
     if command == "train.values":
-        monkeypatch.setattr(module, "record", lambda *args: pytest.fail("the play was recorded before --out was checked"))
+        monkeypatch.setattr(module, "record", lambda *args: pytest.fail("the play was recorded before --out's check"))
     started = time.monotonic()
     try:
         code = module.main(output_cases(tmp_path, node)[option])
@@ -242,7 +242,8 @@ def test_review_refuses_a_fifo_or_device_log_before_reading(tmp_path, kind):
         log.symlink_to(device(tmp_path / "zero", ZERO))
     done = review([str(log)])
     what = "a FIFO" if kind == "fifo" else "a character device"
-    assert done.returncode == 2 and f"cannot read {log}: {what}, not a regular file" in one_line(done.stderr), done.stderr
+    assert done.returncode == 2, done.stderr
+    assert f"cannot read {log}: {what}, not a regular file" in one_line(done.stderr)
     assert not list(tmp_path.glob("*.review.*"))
 
 
@@ -265,6 +266,7 @@ def test_a_journal_that_is_a_fifo_is_refused_not_waited_on(tmp_path, capsys, fla
         eval_main(["random", "rule_based", "--boards", "2", "--out", str(out), *flags])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and time.monotonic() - started < 30
-    assert "jsonl cannot be read: a FIFO, not a regular file; this evaluation did not write it: add --restart" in one_line(err)
+    line = one_line(err)
+    assert "jsonl cannot be read: a FIFO, not a regular file; this evaluation did not write it: add --restart" in line
     assert eval_main(["random", "rule_based", "--boards", "2", "--out", str(out), "--restart"]) == 0
     assert (out / "results.json").is_file() and not os.path.lexists(out / ".eval-journal.jsonl")

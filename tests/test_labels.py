@@ -549,7 +549,8 @@ def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys,
     assert code == 0, err
     monkeypatch.setattr(distil, "LABEL_BYTES", 2**25)  # as if each label took 32 MB
     code, err = run_distil(capsys, "--labels", str(made), "--out", str(tmp_path / "other.npz"))
-    assert code == 2 and "these labels and the network need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
+    assert code == 2, err
+    assert "these labels and the network need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
     assert not (tmp_path / "other.npz").exists()
 
 
