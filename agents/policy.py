@@ -43,7 +43,8 @@ from .features import (
     batch_policy_input,
 )
 from .shared.atomic_file import atomic_path
-from .shared.npz_file import DAMAGED, open_regular, read_npz, shorten
+from .shared.npz_file import DAMAGED, read_npz, shorten
+from .shared.regular_file import open_regular
 
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input

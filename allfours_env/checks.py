@@ -5,7 +5,7 @@ Each returns the value when it fits and raises a ValueError naming it and saying
 - :func:`like`: the kind of a reference value (an array: its shape and dtype);
 - :func:`count`, :func:`number`, :func:`in_range`: integers, finite numbers and arrays within bounds;
 - :func:`keys`: a dict with exactly the keys expected;
-- :func:`brief`: a value for a message, cut short (a hostile file may hold megabytes).
+- :func:`brief`, :func:`cut`: a value or a text for a message, cut short (a hostile file may hold megabytes).
 """
 
 from __future__ import annotations
@@ -84,4 +84,9 @@ def brief(value: Any) -> str:
         text = repr(value)
     except (ValueError, RecursionError):  # an integer too long to print, or nesting too deep
         text = "(too long to show)"
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+    return f"{type(value).__name__} {cut(text)}"
+
+
+def cut(text: str, limit: int = 60) -> str:
+    """``text`` for a message: at most ``limit`` characters, the last three "..." if it was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

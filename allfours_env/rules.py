@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .cards import N_SEATS
+from .checks import brief, cut
 
 # Kick points by rank index (2..A); A0 `kick_points`.
 KICK_POINTS = {
@@ -63,19 +64,19 @@ class Rules:
         for key in _POSITIVE_INTS:
             value = getattr(self, key)
             if not _is_int(value) or not 1 <= value <= MAX_POINTS:
-                raise ValueError(f"rule {key!r} must be a positive integer, 1..{MAX_POINTS}, got {value!r}")
+                raise ValueError(f"rule {key!r} must be a positive integer, 1..{MAX_POINTS}, got {brief(value)}")
         for key in _BOOLS:
             value = getattr(self, key)
             if not isinstance(value, bool):
-                raise ValueError(f"rule {key!r} must be True or False, got {value!r}")
+                raise ValueError(f"rule {key!r} must be True or False, got {brief(value)}")
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, type(allowed[0])) or value not in allowed:  # not 3.0
-                raise ValueError(f"rule {key!r} must be one of {allowed}, got {value!r}")
+                raise ValueError(f"rule {key!r} must be one of {allowed}, got {brief(value)}")
         fd = self.first_dealer
         if not ((isinstance(fd, str) and fd in _FIRST_DEALER_NAMES) or (_is_int(fd) and 0 <= fd < N_SEATS)):
             raise ValueError(
-                f"rule 'first_dealer' must be one of {_FIRST_DEALER_NAMES} or a seat 0..3, got {fd!r}"
+                f"rule 'first_dealer' must be one of {_FIRST_DEALER_NAMES} or a seat 0..3, got {brief(fd)}"
             )
 
     @classmethod
@@ -83,7 +84,9 @@ class Rules:
         """Like ``Rules(**kwargs)`` but an unknown key is a ValueError listing the known ones."""
         unknown = sorted(set(kwargs) - set(RULE_KEYS))
         if unknown:
-            raise ValueError(f"unknown rule {', '.join(map(repr, unknown))}; known rules: {', '.join(RULE_KEYS)}")
+            more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+            named = ", ".join(cut(repr(key)) for key in unknown[:3]) + more
+            raise ValueError(f"unknown rule {named}; known rules: {', '.join(RULE_KEYS)}")
         return cls(**kwargs)
 
     def changed(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agents.shared.atomic_file import write_text
+from agents.shared.regular_file import NotRegularFile, check_target, open_fd, open_regular
 from allfours_env.checks import brief
 
 from .api import Plan, identity
@@ -38,7 +39,6 @@ JOURNAL_NAME = ".eval-journal.jsonl"
 MAX_LINE_BYTES = 1 << 20
 Finished = dict[tuple[int, int], BoardRecord]  # (pair index, board id) -> record
 NOT_JSON = object()
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # the journal is read and written as itself, never through a link
 
 
 class JournalError(ValueError):
@@ -60,13 +60,14 @@ class Journal:
         self._intact = 0  # bytes of whole lines, as load() found them
 
     def exists(self) -> bool:
-        return self.path.is_file()
+        """Something is at the journal's name (a link or FIFO too: :meth:`load` then refuses it)."""
+        return os.path.lexists(self.path)
 
     def load(self) -> Finished:
         """The boards this evaluation finished before; JournalError if the journal is another's
         or a line does not fit the plan (module docstring)."""
         try:
-            with open(self.path, "rb", opener=lambda path, flags: os.open(path, flags | NO_FOLLOW)) as f:
+            with open_regular(self.path, follow_links=False) as f:  # itself, never through a link
                 return self._read(f)
         except OSError as err:
             raise self._refused(f"cannot be read: {err.strerror or err}") from None
@@ -130,7 +131,7 @@ class Journal:
         """Cut off what follows the whole lines :meth:`load` read (a line a kill cut short), so
         that the lines appended next start on a line of their own."""
         try:
-            fd = os.open(self.path, os.O_WRONLY | NO_FOLLOW)
+            fd = open_fd(self.path, os.O_WRONLY)
             try:
                 os.ftruncate(fd, self._intact)
             finally:
@@ -139,8 +140,13 @@ class Journal:
             raise JournalWriteError(f"could not repair the journal {self.path}: {err.strerror or err}") from None
 
     def start(self) -> None:
-        """A new journal (replacing any, whole or not at all) that names this evaluation."""
+        """A new journal (replacing any, whole or not at all) that names this evaluation; a link or
+        FIFO at its name (refused by :meth:`load`, so discarded by ``--restart``) is removed first."""
         try:
+            try:
+                check_target(self.path)
+            except NotRegularFile:
+                self.path.unlink()  # the entry itself, never what a link names
             write_text(self.path, json.dumps(self.identity) + "\n")
         except OSError as err:
             raise JournalWriteError(f"could not start the journal {self.path}: {err.strerror or err}") from None
@@ -160,7 +166,7 @@ class Journal:
 
 def _append(path: Path, data: bytes) -> None:
     """Append ``data`` to the file ``path`` (not through a link) whole, or leave it as it was."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | NO_FOLLOW)
+    fd = open_fd(path, os.O_WRONLY | os.O_APPEND)
     try:
         end = os.lseek(fd, 0, os.SEEK_END)
         try:

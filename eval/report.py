@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from agents.shared.regular_file import check_target
 from allfours_env.engine import AWARD_KINDS
 
 from .boards import EVAL_NAMESPACE
@@ -282,6 +283,8 @@ def write_outputs(result: TournamentResult, out_dir: str | os.PathLike[str]) -> 
         for name, write, binary in files:
             _write(staging / name, write, binary)
         names = [name for name, _, _ in files]
+        for name in RESULT_NAMES:  # a link, FIFO or device there is refused, not replaced
+            check_target(folder / name)
         for stale in set(RESULT_NAMES) - set(names):  # another run's file would mix with these
             (folder / stale).unlink(missing_ok=True)
         for name in names:

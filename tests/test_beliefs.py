@@ -137,3 +137,26 @@ def test_the_fit_commands_refuse_counts_out_of_range_before_any_work(tmp_path, c
         importlib.import_module(command).main([*argv, "--out", str(tmp_path / "b.npz")])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and message in err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["train.beliefs", "train.values"])
+def test_the_fit_commands_check_the_networks_memory_before_any_work(tmp_path, capsys, monkeypatch, command):
+    """Issue 57, item 10: ``--hidden 65536 65536`` was accepted, and failed with a traceback once
+    the play was recorded; now it is refused first, as ``train`` refuses a network it cannot hold."""
+    import importlib
+    import os
+
+    module = importlib.import_module(command)
+
+    def recorded(*args, **kwargs):
+        raise AssertionError("the play was recorded before the network's size was checked")
+
+    monkeypatch.setattr(module, "record", recorded)
+    monkeypatch.setattr(os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 2**22)  # a 16 GB machine
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(["--hidden", "65536", "65536", "--out", str(tmp_path / "b.npz")])
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith(("usage:", " "))]
+    assert exit_info.value.code == 2 and len(lines) == 1, lines
+    assert "--hidden needs about" in lines[0] and "of memory and the machine has 16.0 GB" in lines[0], lines
+    assert "(the network (--hidden 65536 65536) with its gradients and Adam's moments: 65." in lines[0], lines
+    assert not list(tmp_path.iterdir())

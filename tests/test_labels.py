@@ -376,7 +376,7 @@ def test_an_unreadable_labels_json_is_exit_2(tmp_path, capsys) -> None:
     (folder / "labels.json").unlink()
     os.mkfifo(folder / "labels.json")  # a FIFO would hang a plain read
     code, err = run_labels(capsys, folder)
-    assert code == 2 and "is not a regular file" in err
+    assert code == 2 and "labels.json is a FIFO, not a regular file" in err
 
 
 def damage(folder: Path, shard: int, column: str, value) -> None:
@@ -549,7 +549,8 @@ def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys,
     assert code == 0, err
     monkeypatch.setattr(distil, "LABEL_BYTES", 2**25)  # as if each label took 32 MB
     code, err = run_distil(capsys, "--labels", str(made), "--out", str(tmp_path / "other.npz"))
-    assert code == 2 and "these labels need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
+    assert code == 2, err
+    assert "these labels and the network need about 1.4 GB of memory and the machine has 1.0 GB" in err, err
     assert not (tmp_path / "other.npz").exists()
 
 
@@ -565,3 +566,20 @@ def test_without_ray_the_address_is_one_line_naming_the_extra(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install -e '.[rllib]'" in lines[0], done.stderr
     assert not (tmp_path / "labels").exists()
+
+
+def test_distil_checks_a_new_networks_memory_before_reading_the_labels(made, tmp_path, capsys, monkeypatch) -> None:
+    """Issue 57, item 10: ``--hidden 65536,65536`` was accepted, and failed with a traceback (torch
+    could not allocate 17 GB); now it is refused first, with the labels' memory, as ``train`` does."""
+
+    def read(*args, **kwargs):
+        raise AssertionError("the labels were read before the network's size was checked")
+
+    monkeypatch.setattr(distil, "read_labels", read)
+    monkeypatch.setattr(os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 2**22)  # a 16 GB machine
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--hidden", "65536,65536")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "these labels and the network need about" in err and "the machine has 16.0 GB" in err, err
+    assert "(the network (--hidden 65536 65536) with its gradients and Adam's moments: " in err, err
+    assert not out.exists()

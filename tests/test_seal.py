@@ -143,7 +143,7 @@ def test_a_key_owned_by_another_account_is_refused(sealed: Path, monkeypatch) ->
 def test_a_key_that_is_a_fifo_is_refused_without_blocking(sealed: Path, key: Path) -> None:
     key.unlink()
     os.mkfifo(key, 0o600)
-    with pytest.raises(SealError, match="is not a regular file"):
+    with pytest.raises(SealError, match="cannot be read as a plain file: a FIFO, not a regular file"):
         verify(sealed)
 
 

@@ -223,3 +223,58 @@ def test_a_config_file_too_large_is_refused_unread(tmp_path) -> None:
     big.write_text("# padding\n" * 200_000)
     with pytest.raises(ConfigError, match="a config file is far smaller"):
         load_config(big)
+
+
+def alias_bomb(key: str) -> str:
+    """``key``'s value as nine lines of aliases of aliases: 10 lists of 10 of 10 ... 10**9 strings."""
+    inner = "  target_score:" if key == "rules" else "  expert:"
+    lines = [f"{key}:", inner, '    - &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for before, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"    - &{name} [" + ",".join([f"*{before}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("key", ["rules", "distil_eval"])
+def test_a_yaml_alias_bomb_is_exit_2_at_once(tmp_path, key) -> None:
+    """Issue 57, item 6: aliases of aliases in ``rules:`` or ``distil_eval:`` hung ``python -m train``
+    (2.4 GB and growing after 100 s). Run capped (4 GB, 60 s) so that a regression fails, not the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    config = tmp_path / "bomb.yaml"
+    config.write_text(quick_with(alias_bomb(key).rstrip("\n")))
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "train", "--config", str(config), "--output-dir", str(tmp_path / "runs"), "--quiet"],
+        capture_output=True, text=True, timeout=60, preexec_fn=capped, cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "is not valid YAML: an alias (*name) is not allowed in a config: write the value out (line" in lines[0]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_any_alias_is_refused(tmp_path, capsys) -> None:
+    err = run_train(tmp_path, capsys, "seed: &s 3\n" + quick_with("total_steps: *s"))
+    assert "an alias (*name) is not allowed in a config" in err
+
+
+def test_a_long_rule_value_is_quoted_cut_short(tmp_path, capsys) -> None:
+    """Issue 57, item 6: the rule check printed the whole value (here 100,000 characters)."""
+    err = run_train(tmp_path, capsys, quick_with("rules: {target_score: '" + "x" * 100_000 + "'}"))
+    line = err.strip().splitlines()[-1]
+    assert "rule 'target_score' must be a positive integer" in line and len(line) < 400, len(line)
+
+
+def test_a_config_that_is_a_fifo_or_folder_is_refused_unread(tmp_path, capsys) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "folder.yaml").mkdir()
+    for name, what in (("fifo.yaml", "a FIFO"), ("folder.yaml", "a folder")):
+        with pytest.raises(ConfigError, match=f"{name} cannot be read: {what}, not a regular file"):
+            load_config(tmp_path / name)  # at once: not waiting for a writer

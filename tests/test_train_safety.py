@@ -99,7 +99,7 @@ def test_kill_9_after_a_checkpoint_by_time_resumes_from_it_and_takes_over_the_lo
     process.kill()
     process.communicate(timeout=30)
     assert 0 < kept < LONG_STEPS
-    assert (tmp_path / "tiny" / LOCK_FILE).read_text().strip() == str(process.pid)
+    assert (tmp_path / "tiny" / LOCK_FILE).read_text().split() == [str(process.pid), "training"]
     assert train_main(resume(tmp_path, kept + 1)) == 0
     err = capsys.readouterr().err
     assert f"took over the lock of process {process.pid}, which no longer runs" in err
@@ -382,7 +382,7 @@ def test_the_lock_is_exclusive_and_a_dead_holder_is_taken_over(tmp_path):
     (tmp_path / LOCK_FILE).write_text(dead.stdout)
     with RunLock(tmp_path) as lock:
         assert lock.stale_pid == int(dead.stdout)
-        assert (tmp_path / LOCK_FILE).read_text().strip() == str(os.getpid())
+        assert (tmp_path / LOCK_FILE).read_text().split() == [str(os.getpid()), "training"]
 
 
 def test_a_corrupt_run_config_is_a_clear_error(finished_run, tmp_path, capsys):
@@ -733,3 +733,21 @@ def test_a_sealed_checkpoint_is_loaded_only_unchanged_and_by_the_account_that_se
     (folder / "seal.json").unlink()
     with pytest.raises(SealError, match="has no readable seal.json"):
         verify(folder)
+
+
+def test_a_checkpoint_folder_that_is_a_link_is_refused_unread(tmp_path):
+    """Issue 57: ``checkpoints/step_N`` as a link to a folder elsewhere was resumed from (its files
+    read from there, and the pruning of old checkpoints could not remove it); now it is skipped,
+    with the reason, for the newest real checkpoint, and a run of links only is not resumed."""
+    from train.checkpoints import checkpoint_root, newest_intact
+
+    root = checkpoint_root(tmp_path)
+    (root / "step_0000000256").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "step_0000000512").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    folder, read, skipped = newest_intact(tmp_path, lambda f: f.name)
+    assert read == "step_0000000256"
+    assert skipped == [f"{root / 'step_0000000512'} is a symbolic link, not a folder this run wrote: refused unread"]
+    (root / "step_0000000256").rmdir()
+    with pytest.raises(ResumeError, match="step_0000000512 is a symbolic link"):
+        newest_intact(tmp_path, lambda f: f.name)

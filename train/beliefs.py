@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.beliefs import N_HOLDERS, STOCK, BeliefNet, SampledBeliefs, inputs, positions_of, quality, trump_cards
+from agents.beliefs import (
+    INPUT_SIZE, N_HOLDERS, STOCK, BeliefNet, SampledBeliefs, inputs, positions_of, quality, trump_cards,
+)  # fmt: skip
 from agents.expert import expert_actions
 from agents.search import MAX_WORLDS, Position
 from agents.shared.options import count
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results, indent=1))
         return 0
 
-    return run_fit(parser, args.out, "a belief network", work)
+    return run_fit(parser, args.out, "a belief network", [INPUT_SIZE, *args.hidden, N_CARDS * N_HOLDERS], work)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@ Reading one runs no code from it: ``model.zip`` gives only its weights and optim
 plain arrays; nothing in a checkpoint is unpickled. Nothing in it chooses how much is read
 either: each file must be a regular file (a FIFO or a link to a device is refused unopened)
 within the sizes the run's own objects take, and each member of ``model.zip`` is checked
-against the run's networks before it is read. The restore then checks every value against the
-run before it is used (:mod:`train.state_checks`). A tampered or damaged checkpoint is a
-:class:`ResumeError` that says which file and what is wrong; :func:`newest_intact` then falls
-back to the newest checkpoint that reads and fits, and says which ones it skipped and why.
+against the run's networks before it is read; a checkpoint folder that is a symbolic link is
+skipped unread (its files would come from anywhere, and pruning could not remove it). The
+restore then checks every value against the run before it is used (:mod:`train.state_checks`).
+A tampered or damaged checkpoint is a :class:`ResumeError` that says which file and what is
+wrong; :func:`newest_intact` then falls back to the newest checkpoint that reads and fits, and
+says which ones it skipped and why.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 
 from agents.shared.atomic_file import write_text
 from agents.shared.processes import WRITE_FAILED_EXIT
+from agents.shared.regular_file import read_bytes
 from allfours_env.checks import brief, keys, number
 
 from .config import RUN_CONFIG_FILE
@@ -46,6 +49,7 @@ MODEL_FILE = "model.zip"
 OLD_STATE_FILE = "state.pkl"  # the pickled state of versions before 2026-12-02, no longer read
 STEP_PREFIX = "step_"
 STATE_KEYS = ("trainer", "env_state", "sb3", "torch_rng", "numpy_global_rng", "python_rng")
+POINTER_BYTES = 64  # checkpoints/latest: a checkpoint's name
 TORCH_FILE_BYTES = 2**20  # what a torch file adds around its tensors (pickle, headers, alignment): a few KB
 
 
@@ -173,7 +177,8 @@ def saved_config_file(run_dir: Path) -> Path | None:
     """The run's ``config.yaml``, or if it was lost the copy in its newest checkpoint (None if neither)."""
     if (run_dir / RUN_CONFIG_FILE).is_file():
         return run_dir / RUN_CONFIG_FILE
-    return next((f / RUN_CONFIG_FILE for f in candidates(run_dir) if (f / RUN_CONFIG_FILE).is_file()), None)
+    kept = (f / RUN_CONFIG_FILE for f in candidates(run_dir) if not f.is_symlink())  # (as newest_intact)
+    return next((path for path in kept if path.is_file()), None)
 
 
 def checkpoint_step(folder: Path) -> int:
@@ -188,10 +193,9 @@ def candidates(run_dir: Path) -> list[Path]:
         key=checkpoint_step,
         reverse=True,
     )
-    pointer = root / "latest"
     try:
-        named = root / pointer.read_text().strip() if pointer.is_file() else None
-    except (OSError, UnicodeDecodeError):  # a damaged pointer: the newest folder leads
+        named = root / read_bytes(root / "latest", POINTER_BYTES).decode().strip()
+    except (OSError, ValueError):  # none, or a damaged pointer (not UTF-8 text): the newest folder leads
         named = None
     return sorted(folders, key=lambda p: p != named)  # stable: the rest stays newest first
 
@@ -207,6 +211,9 @@ def newest_intact(run_dir: Path, read: Callable[[Path], Loaded]) -> tuple[Path, 
     """
     skipped: list[str] = []
     for folder in candidates(run_dir):
+        if folder.is_symlink():  # its files would be read from elsewhere, and pruning could not remove it
+            skipped.append(f"{folder} is a symbolic link, not a folder this run wrote: refused unread")
+            continue
         try:
             return folder, read(folder), skipped
         except ResumeError as err:

@@ -12,16 +12,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.shared.regular_file import NotRegularFile, check_target
 from allfours_env.rules import parse_rule_options
 
 
 def check_npz_out(out: Path, what: str = "a policy file") -> None:
-    """A ValueError unless ``--out`` names an ``.npz`` file in a folder that exists and can be
-    written: checked before the work, so that a fit is never lost to a path typed wrong."""
+    """A ValueError unless ``--out`` names an ``.npz`` file (a regular file or none yet) in a folder
+    that exists and can be written: checked before the work, so that a fit is never lost to a path
+    typed wrong."""
     if out.suffix != ".npz":
         raise ValueError(f"--out must name an .npz file ({what}), got {out}")
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; name the .npz file to write")
+    try:
+        check_target(out)  # a device or FIFO would be replaced by the file, a link too
+    except NotRegularFile as err:
+        raise ValueError(f"--out {err}; name the .npz file to write") from None
     folder = out.parent
     if not folder.is_dir():
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
@@ -34,15 +40,21 @@ def write_failed(err: OSError) -> str:
     return f"cannot write {err.filename or 'a file'}: {err.strerror or err}"
 
 
-def run_fit(parser: argparse.ArgumentParser, out: Path, what: str, work: Callable[[], int]) -> int:
-    """``work()``'s exit code, for a command that records play and fits a network to the file
-    ``out`` (``what`` it is): ``out`` is checked first (:func:`check_npz_out`; a bad one is the
+def run_fit(
+    parser: argparse.ArgumentParser, out: Path, what: str, network: list[int], work: Callable[[], int]
+) -> int:  # fmt: skip
+    """``work()``'s exit code, for a command that records play and fits a network of layer widths
+    ``network`` (inputs first) to the file ``out`` (``what`` it is): ``out`` and the network's memory
+    are checked first (:func:`check_npz_out`, :func:`train.config.check_network`; a bad one is the
     parser's error, exit 2), and a Ctrl-C or SIGTERM, or the file refused by the disk, ends it
     with one line (130 or 143; 74), nothing written."""
     from agents.shared.processes import WRITE_FAILED_EXIT, exit_on_stop, handle_stops
 
+    from .config import check_network
+
     try:
         check_npz_out(out, what)
+        check_network(network)
     except ValueError as err:
         parser.error(str(err))
     prog = parser.prog

@@ -22,6 +22,7 @@ import yaml
 
 from agents.policy import POLICY_INPUTS
 from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.shared.regular_file import read_bytes
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
@@ -155,11 +156,11 @@ class TrainConfig(Options):
         if self.horizon == "deal" and self.reward != "points":
             raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
         if self.distil_loss not in DISTIL_FITS:
-            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {self.distil_loss!r}")
+            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
         if self.distil_from not in DISTIL_STARTS:
-            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {self.distil_from!r}")
+            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {shown(self.distil_from)}")
         if self.policy_input not in POLICY_INPUTS:
-            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {self.policy_input!r}")
+            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {shown(self.policy_input)}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
         check_opponents(self.opponents)
@@ -191,6 +192,7 @@ MAX_STEPS = 10**12  # environment steps: at 10,000 a second, three years
 MAX_TABLES = 2**20  # tables of one vector engine (n_envs; RLlib's n_envs_per_runner)
 MAX_BATCH = 2**24  # decisions of a rollout per table, of a minibatch, of an RLlib rollout
 MAX_LAYER = 2**16  # units of a hidden layer
+FIT_BYTES = 16  # a parameter in training: float32 weight, gradient and Adam's two moments
 MAX_EPOCHS = 10_000
 MAX_SNAPSHOTS = 1000  # frozen policies kept (max_snapshots)
 MAX_LABELS = 10**8  # decisions labelled in one round (or warm-start decisions): 70 GB held for the fit
@@ -282,20 +284,15 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
     from allfours_env import N_ACTIONS
 
     inputs = input_size(config.layout) + (OTHER_HANDS_SIZE if config.critic_sees_hands else 0)
-
-    def mlp(width: int, sizes: list[int], out: int) -> int:
-        widths = [width, *sizes, out]
-        return sum(a * b + b for a, b in zip(widths, widths[1:]))
-
-    actor = mlp(input_size(config.layout), config.net_arch, N_ACTIONS)
-    critic = mlp(inputs, config.critic_arch, 1) if config.critic_arch else config.net_arch[-1] + 1
+    actor = mlp_parameters([input_size(config.layout), *config.net_arch, N_ACTIONS])
+    critic = mlp_parameters([inputs, *config.critic_arch, 1]) if config.critic_arch else config.net_arch[-1] + 1
     # SB3's buffer keeps every step's input, mask and 7 more floats; get() copies it once more,
     # and an overlapped run holds a second buffer
     buffers = 2 + 2 * config.overlap_updates
     return {
         "rollout buffer (n_envs x n_steps)": buffers * config.n_envs * config.n_steps * 4 * (inputs + N_ACTIONS + 7),
         "networks (net_arch, critic_arch) with gradients, Adam and snapshots": (
-            16 * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
+            FIT_BYTES * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
         "expert-iteration labels (distil_labels, distil_suit_copies, distil_from)": (
@@ -303,6 +300,24 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
         ),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),
     }
+
+
+def mlp_parameters(widths: list[int]) -> int:
+    """Weights and biases of a fully connected network whose layers have ``widths`` (inputs first)."""
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+
+def network_needs(widths: list[int], option: str = "--hidden") -> dict[str, int]:
+    """Bytes fitting a network of layer ``widths`` (inputs first) takes: its weights, gradients and
+    Adam's moments; for :func:`check_needs`, named by the ``option`` that sets its hidden layers."""
+    what = f"the network ({option} {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
+    return {what: FIT_BYTES * mlp_parameters(widths)}
+
+
+def check_network(widths: list[int], option: str = "--hidden") -> None:
+    """A ConfigError, before any work, if fitting a network of layer ``widths`` would need more
+    memory than the machine has: the fit commands' check, as :func:`check_memory` is ``train``'s."""
+    check_needs(network_needs(widths, option), lead=f"{option} needs")
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
@@ -429,14 +444,14 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
         raise ConfigError(f"init_policy: {err}") from None
     if not isinstance(bot, PolicyBot):
         raise ConfigError(
-            f"init_policy must be a network (a policy file, student or pretrained), got {spec!r}: a {type(bot).__name__}"
+            f"init_policy must be a network (a policy file, student or pretrained), got {shown(spec)}: a {type(bot).__name__}"
         )
     weights = bot.weights()
     sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
     activation = str(weights[ACTIVATION_KEY])
     if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
         raise ConfigError(
-            f"init_policy {spec!r} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
+            f"init_policy {shown(spec)} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
             f"takes layout {layout}, net_arch {list(net_arch)} and relu"
         )
     return weights
@@ -457,17 +472,17 @@ def label_search_options(text: str, student: str) -> dict[str, str | int]:
         if not sep or key not in LABEL_SEARCH or key in options:
             raise ConfigError(
                 f"label_search must be search options KEY=VALUE separated by commas, each of {sorted(LABEL_SEARCH)} "
-                f"at most once (e.g. keep={STUDENT},rollout=expert), got {text!r}"
+                f"at most once (e.g. keep={STUDENT},rollout=expert), got {shown(text)}"
             )
         if key == "cut":
             if not value.isdigit() or not 0 <= int(value) <= MAX_CUT:
-                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {value!r}")
+                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {shown(value)}")
             options[key] = int(value)
             continue
         if value not in (*allowed, STUDENT) and not value.endswith(POLICY_SUFFIXES):
             raise ConfigError(
                 f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "
-                f"got {value!r}"
+                f"got {shown(value)}"
             )
         options[key] = student if value == STUDENT else value
     return options
@@ -548,7 +563,16 @@ def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently)."""
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last silently)
+    and any alias (``*name``): a few lines of aliases of aliases stand for billions of values, which
+    the checks would walk for hours (a config has no use for them)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            refused = "an alias (*name) is not allowed in a config: write the value out"
+            raise yaml.composer.ComposerError(None, None, refused, event.start_mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
@@ -573,12 +597,16 @@ def _yaml_problem(err: Exception) -> str:
 
 
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"no config file at {path}; {shipped}")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes; a config file is far smaller")
+    try:  # a FIFO or device is refused unread (agents.shared.regular_file)
+        text = read_bytes(path, MAX_CONFIG_BYTES)
+    except OSError as err:
+        raise ConfigError(f"{path} cannot be read: {err.strerror or err}; {shipped}") from None
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} holds more than {MAX_CONFIG_BYTES:,} bytes; a config file is far smaller")
     try:
-        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+        data = yaml.load(text.decode(), Loader=_UniqueKeyLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack

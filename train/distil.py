@@ -63,6 +63,7 @@ from .config import (
     ConfigError,
     check_needs,
     check_range,
+    network_needs,
 )
 from .label_set import check_sets, iter_shards
 from .sparse_input import SparseInputLinear
@@ -408,8 +409,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def check_options(args: argparse.Namespace) -> list[int]:
-    """Every option's range, ``--out`` and the memory the labels take (a ValueError naming the
-    bad one); the hidden layer sizes."""
+    """Every option's range, ``--out`` and the memory the labels and a new network take (a ValueError
+    naming the bad one); the hidden layer sizes."""
     check_range("--epochs", args.epochs, 1, MAX_EPOCHS)
     check_range("--lr", args.lr, 0.0, 1.0, low_allowed=False)
     check_range("--holdout", args.holdout, 0.0, 1.0)
@@ -423,8 +424,10 @@ def check_options(args: argparse.Namespace) -> list[int]:
     check_npz_out(args.out)
     hidden = _hidden_sizes(args.hidden)
     counts = sum(settings.count for settings in check_sets(args.labels))
-    labels = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * counts * (1 + args.suit_copies)}
-    check_needs(labels, lead="these labels need")
+    needs = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * counts * (1 + args.suit_copies)}
+    if not args.init:  # (--init's network is the file's, whose size its reader checked)
+        needs |= network_needs([input_size(POLICY_INPUTS[args.input]), *hidden, N_ACTIONS])
+    check_needs(needs, lead="these labels and the network need")
     return hidden
 
 

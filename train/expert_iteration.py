@@ -170,6 +170,7 @@ def _finished_student(path: Path, start: Weights, round_: int, progress: Progres
         return read_student(path, start)
     except ValueError as err:
         progress.say(f"round {round_}: the student is damaged ({err}); fitting it again")
+        path.unlink()  # (a FIFO or link there: the new student is written as a new file, never through it)
         return None
 
 

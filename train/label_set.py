@@ -63,11 +63,13 @@ import numpy as np
 
 from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.atomic_file import atomic_path, write_text
-from agents.shared.npz_file import open_regular, read_npz
+from agents.shared.npz_file import read_npz
+from agents.shared.regular_file import open_regular
 from allfours_env import N_ACTIONS
 from allfours_env.cards import N_CARDS, N_SEATS
 from allfours_env.observation import LAYOUT, N_FLAGS, OBS_SIZE, rules_block
 from allfours_env.rules import Rules
+from eval.run_lock import LOCK_FILE
 
 from .config import MAX_LABELS, MAX_SEED, ConfigError, check_range, check_type
 from .state_file import read_json
@@ -172,7 +174,7 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
                 "give another folder, or the same settings to go on with it"
             )
         return
-    if folder.is_dir() and any(folder.iterdir()):
+    if folder.is_dir() and any(p.name != LOCK_FILE for p in folder.iterdir()):  # (train.labels' lock)
         raise LabelSetError(
             f"{folder} holds other files and no {META_FILE}: it is not a label set, and nothing is written into it; "
             "give a new or empty folder"

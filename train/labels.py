@@ -27,10 +27,10 @@ read and checked first, :mod:`train.label_set`). Progress lines give labels done
 the time left. With ``--address HOST:PORT`` the parts are made by a Ray cluster's workers instead
 (:mod:`train.labels_ray`): the same label set, bit for bit.
 
-Exit codes: 0 done; 2 a bad setting, or an ``--out`` that is not a new, empty or label-set folder
-or cannot be written, found before any labelling; 74 (EX_IOERR) a shard that could not be written
-(a full or read-only disk: one line, no temporary file left, the finished shards and parts kept); 130 on
-Ctrl-C and 143 on SIGTERM.
+Exit codes: 0 done; 2 a bad setting, or an ``--out`` that is not a new, empty or label-set folder,
+cannot be written or is in use (the command locks it, :mod:`eval.run_lock`), found before any
+labelling; 74 (EX_IOERR) a shard that could not be written (a full or read-only disk: one line, no
+temporary file left, the finished shards and parts kept); 130 on Ctrl-C and 143 on SIGTERM.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
@@ -61,6 +62,7 @@ from agents.shared.processes import (
 from allfours_env.arena import Arena
 from allfours_env.rules import Rules, parse_rule_options
 from allfours_env.vector import VectorGame
+from eval.run_lock import RunInUseError, RunLock
 
 from .cli import write_failed
 from .config import MAX_WORKERS, check_range
@@ -314,22 +316,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handle_stops()
     try:
-        try:  # every setting and the folder, before any work
-            settings = check_settings(args)
-            for bot in filter(None, (settings.player, settings.opponents)):
-                agents.make(bot)  # an unknown bot fails now, with the list of bots
-            teacher(settings)  # and a missing or damaged policy file of search's
-            if args.address:
-                check_address(args.address)
-            todo = _open_out(settings, args.out)
-        except (ValueError, FileNotFoundError) as err:  # LabelSetError and ConfigError are ValueErrors
-            print(f"python -m train.labels: error: {err}", file=sys.stderr)
-            return USAGE_EXIT
-        progress = Progress(enabled=not args.quiet)
-        start = time.monotonic()
-        label_shards(settings, args.out, todo, args.workers, progress, address=args.address)
-        progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
-        return 0
+        with ExitStack() as held:
+            try:  # every setting and the folder, before any work
+                settings = check_settings(args)
+                for bot in filter(None, (settings.player, settings.opponents)):
+                    agents.make(bot)  # an unknown bot fails now, with the list of bots
+                teacher(settings)  # and a missing or damaged policy file of search's
+                if args.address:
+                    check_address(args.address)
+                todo = _open_out(settings, args.out, held)
+            except (ValueError, FileNotFoundError, RunInUseError) as err:  # LabelSetError, ConfigError: ValueErrors
+                print(f"python -m train.labels: error: {err}", file=sys.stderr)
+                return USAGE_EXIT
+            progress = Progress(enabled=not args.quiet)
+            start = time.monotonic()
+            label_shards(settings, args.out, todo, args.workers, progress, address=args.address)
+            progress.say(f"{settings.count:,} labels in {args.out} ({time.monotonic() - start:.0f} s)")
+            return 0
     except ClusterError as err:  # the cluster refused to be joined (checked reachable before the work)
         print(f"python -m train.labels: error: {err}", file=sys.stderr)
         return USAGE_EXIT
@@ -341,9 +344,14 @@ def main(argv: list[str] | None = None) -> int:
         return exit_on_stop(error, "{stop}: stopped; the finished shards and parts are kept, the same command goes on")
 
 
-def _open_out(settings: LabelSettings, out: Path) -> Todo:
-    """:func:`open_label_set` for ``--out``; a folder that cannot be made or written is a LabelSetError."""
+def _open_out(settings: LabelSettings, out: Path, held: ExitStack) -> Todo:
+    """:func:`open_label_set` for ``--out``, locked for this process until ``held`` closes (a second
+    labelling there is a RunInUseError, not mixed in); a folder that cannot be made or written is a
+    LabelSetError."""
     try:
+        if out.is_dir() or not out.exists():  # (write_meta words the refusal of a file)
+            out.mkdir(parents=True, exist_ok=True)
+            held.enter_context(RunLock(out, work="labelling", way_out="pick another --out"))
         return open_label_set(settings, out)
     except OSError as err:
         raise LabelSetError(

@@ -27,7 +27,7 @@ import secrets
 from pathlib import Path
 from typing import BinaryIO
 
-from agents.shared.npz_file import open_regular
+from agents.shared.regular_file import open_regular
 
 from .state_file import read_json
 

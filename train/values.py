@@ -27,7 +27,7 @@ from agents.expert import expert_actions
 from agents.search import match_value
 from agents.shared.options import count
 from agents.shared.processes import one_blas_thread
-from agents.values import save_value
+from agents.values import INPUTS, save_value
 from allfours_env.actions import PLAY
 from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[values] held-out squared error {error:.4f} against the mean's {baseline:.4f}: {args.out}")
         return 0
 
-    return run_fit(parser, args.out, "a value file", work)
+    return run_fit(parser, args.out, "a value file", [INPUTS, *args.hidden, 1], work)
 
 
 if __name__ == "__main__":

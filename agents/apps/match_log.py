@@ -63,7 +63,7 @@ from allfours_env.engine import (
 )  # fmt: skip
 from allfours_env.rules import Rules
 
-from ..shared import atomic_file
+from ..shared import atomic_file, regular_file
 
 FORMAT = "allfours-match-log"
 VERSION = 1
@@ -369,12 +369,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in a match log")
 
 
-def read(path: str | Path) -> MatchLog:
-    """The checked log in the file ``path``."""
-    path = Path(path)
-    if path.stat().st_size > MAX_LOG_BYTES:
-        raise MatchLogError(f"{path} is larger than a match log may be ({MAX_LOG_BYTES:,} bytes)")
-    return loads(path.read_bytes())
+def read(path: str | Path, max_actions: int | None = None) -> MatchLog:
+    """The checked log in the file ``path`` (:func:`loads`), or a MatchLogError naming it; an OSError
+    if it cannot be read or is not a regular file (a FIFO or device is refused before a byte is read:
+    it could hang the read or never end it, :mod:`agents.shared.regular_file`)."""
+    data = regular_file.read_bytes(path, MAX_LOG_BYTES)
+    if len(data) > MAX_LOG_BYTES:
+        raise MatchLogError(f"{path} holds more than a match log may be ({MAX_LOG_BYTES:,} bytes)")
+    try:
+        return loads(data, max_actions)
+    except MatchLogError as error:
+        raise MatchLogError(f"{path} is not a match log that replays: {error}") from None
 
 
 def write(log: MatchLog, path: str | Path) -> None:
@@ -384,10 +389,14 @@ def write(log: MatchLog, path: str | Path) -> None:
 
 def check_log_path(text: str, option: str = "--log", suffix: str = ".json") -> Path:
     """A path a log (or another ``suffix`` file) can be written to (its folder exists and is
-    writable), or a ValueError saying why."""
+    writable, and it is a regular file or none yet), or a ValueError saying why."""
     path = Path(text)
     if path.is_dir():
         raise ValueError(f"{option}: {text!r} is a folder; name a {suffix} file")
+    try:
+        regular_file.check_target(path)  # a device or FIFO would be replaced by the file, a link too
+    except regular_file.NotRegularFile as err:
+        raise ValueError(f"{option}: {err}; name a {suffix} file to write") from None
     if not path.parent.is_dir():
         raise ValueError(f"{option}: the folder {str(path.parent)!r} does not exist")
     try:

@@ -30,7 +30,6 @@ import math
 import os
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -369,16 +368,7 @@ def check_save_path(text: str) -> Path:
         raise ValueError(
             "--save .mp4 needs imageio with its ffmpeg plugin (pip install imageio[ffmpeg]); .gif needs only Pillow"
         )
-    if not path.parent.is_dir():
-        raise ValueError(f"--save: the folder {str(path.parent)!r} does not exist")
-    if path.is_dir():
-        raise ValueError(f"--save: {text!r} is a folder; name a .gif or .mp4 file")
-    try:  # now, not after the whole match
-        with tempfile.TemporaryFile(dir=path.parent):
-            pass
-    except OSError as err:
-        raise ValueError(f"--save: cannot write in the folder {str(path.parent)!r}: {err.strerror or err}") from None
-    return path
+    return check_log_path(text, "--save", path.suffix.lower())  # now, not after the whole match
 
 
 def make_bot(spec: str) -> Bot:

@@ -72,7 +72,8 @@ review is done, and a short summary is printed.
 
 **Refused** (exit 2, one line, nothing written): a file that is not a match log, a truncated or
 edited one (it must replay on the engine: :func:`agents.apps.match_log.loads`), one larger than 8 MB or
-of more than ``MAX_REVIEW_ACTIONS`` actions, a setting out of range, an output folder that cannot
+of more than ``MAX_REVIEW_ACTIONS`` actions, a FIFO or device as the log (refused before a byte is
+read) or as an output (never replaced), a setting out of range, an output folder that cannot
 be written. Exit 74 if the disk refuses the report; Ctrl-C (or SIGTERM) stops the workers and
 exits 130 (143) with one line, nothing written.
 
@@ -108,7 +109,7 @@ from allfours_env.vector import VectorGame
 
 from ..search import MAX_MS, MAX_WORLDS, Position, SearchBot
 from ..shared.atomic_file import atomic_path
-from .match_log import MAX_LOG_BYTES, MatchLog, MatchLogError, Replay, loads
+from .match_log import MatchLog, MatchLogError, Replay, read
 
 FORMAT = "allfours-review"
 VERSION = 1
@@ -748,19 +749,12 @@ def summary_lines(review: MatchReview) -> list[str]:
 def read_log(path: str | Path) -> MatchLog:
     """The checked log in ``path``; a MatchLogError (one line) for anything else."""
     path = Path(path)
+    if path.is_dir():
+        raise MatchLogError(f"{path} is a folder, not a match log")
     try:
-        if path.is_dir():
-            raise MatchLogError(f"{path} is a folder, not a match log")
-        size = path.stat().st_size
-        if size > MAX_LOG_BYTES:
-            raise MatchLogError(f"{path} is {size:,} bytes, more than a match log may be ({MAX_LOG_BYTES:,})")
-        data = path.read_bytes()
+        return read(path, max_actions=MAX_REVIEW_ACTIONS)
     except OSError as error:
         raise MatchLogError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        return loads(data, max_actions=MAX_REVIEW_ACTIONS)
-    except MatchLogError as error:
-        raise MatchLogError(f"{path} is not a match log that replays: {error}") from None
 
 
 def output_path(text: str | None, log_path: Path, suffix: str, option: str) -> Path:
@@ -810,23 +804,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handle_stops()
     args = build_parser().parse_args(argv)
-    try:
-        settings = Settings(args.worlds, args.ms, args.seed, args.open)
-        workers = args.workers if args.workers is not None else min(MAX_WORKERS, os.cpu_count() or 1)
-        if not 1 <= workers <= MAX_WORKERS:
-            raise ValueError(f"--workers must be 1..{MAX_WORKERS}, got {workers}")
-        log = read_log(args.log)
-        html_path = output_path(args.html, Path(args.log), ".review.html", "--html")
-        json_path = output_path(args.json, Path(args.log), ".review.json", "--json")
-        if html_path.resolve() == json_path.resolve():
-            raise ValueError("--html and --json name the same file")
-        for option, path in (("--html", html_path), ("--json", json_path)):
-            if path.resolve() == Path(args.log).resolve():
-                raise ValueError(f"{option} names the match log itself: the report would overwrite it")
-    except (ValueError, MatchLogError) as error:
-        _fail(str(error))
-        return USAGE_EXIT
-    try:
+    try:  # (a stop while the log is read is one line too)
+        try:
+            settings = Settings(args.worlds, args.ms, args.seed, args.open)
+            workers = args.workers if args.workers is not None else min(MAX_WORKERS, os.cpu_count() or 1)
+            if not 1 <= workers <= MAX_WORKERS:
+                raise ValueError(f"--workers must be 1..{MAX_WORKERS}, got {workers}")
+            log = read_log(args.log)
+            html_path = output_path(args.html, Path(args.log), ".review.html", "--html")
+            json_path = output_path(args.json, Path(args.log), ".review.json", "--json")
+            if html_path.resolve() == json_path.resolve():
+                raise ValueError("--html and --json name the same file")
+            for option, path in (("--html", html_path), ("--json", json_path)):
+                if path.resolve() == Path(args.log).resolve():
+                    raise ValueError(f"{option} names the match log itself: the report would overwrite it")
+        except (ValueError, MatchLogError) as error:
+            _fail(str(error))
+            return USAGE_EXIT
         return _run(log, args, settings, workers, html_path, json_path)
     except BaseException as error:
         return exit_on_stop(error, "{stop}: the review was stopped, nothing written")

@@ -3,7 +3,9 @@
 A writer writes a temporary file beside the target (same folder, so the rename cannot cross
 file systems; same suffix, for writers that choose the format by it), flushes it to the disk and
 renames it over the target. A failure or a stop in between leaves the old file (or none) and no
-temporary file behind.
+temporary file behind. The target must be absent or a regular file, checked before and again just
+before the rename (a device, FIFO, folder or link there is refused, never replaced), and the temporary
+file is created new, never opened through a link (:mod:`agents.shared.regular_file`).
 """
 
 from __future__ import annotations
@@ -13,20 +15,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .regular_file import NO_FOLLOW, check_target, create_new
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path to write ``path``'s new content to; it replaces ``path`` when the block
-    ends without an error, and is removed in any case."""
+    ends without an error, and is removed in any case. A NotRegularFile (an OSError) if ``path``
+    is anything but a regular file or absent."""
     path = Path(path)
+    check_target(path)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
+        create_new(tmp)
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
+        fd = os.open(tmp, os.O_RDONLY | NO_FOLLOW)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
+        check_target(path)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

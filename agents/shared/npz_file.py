@@ -4,7 +4,7 @@ Policy files and training checkpoints are shared between people, so reading one 
 code nor let the file choose how much memory this process takes. :func:`read_npz` therefore:
 
 - opens the file once, without blocking, and refuses anything but a regular file (a FIFO would
-  hang the read, a device such as ``/dev/zero`` never ends): :func:`open_regular`;
+  hang the read, a device such as ``/dev/zero`` never ends): :mod:`agents.shared.regular_file`;
 - refuses a member that is not an ``.npy`` array (numpy's own reader would hand it back as bytes);
 - parses each member's header first and refuses object arrays (pickles) and unknown formats;
 - checks each member's declared shape against the member's own size in the archive, and that size
@@ -18,16 +18,15 @@ Every failure is an :class:`NpzError` (a ValueError) that names the member; call
 from __future__ import annotations
 
 import math
-import os
-import stat
 import struct
 import tokenize
 import zipfile
 import zlib
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
+
+from .regular_file import open_regular
 
 NPY_SUFFIX = ".npy"
 MAX_DEFLATE_RATIO = 1100  # deflate's limit is about 1,032 bytes out per byte in; a little room above it
@@ -70,17 +69,6 @@ def read_npz(path: str | Path, max_bytes: int) -> dict[str, np.ndarray]:
 def shorten(text: str, limit: int = 200) -> str:
     """A text for a message (an error's, which may quote a damaged header at length), cut at ``limit``."""
     return text if len(text) <= limit else f"{text[:limit]}..."
-
-
-def open_regular(path: str | Path, follow_links: bool = True) -> BinaryIO:
-    """``path`` opened for reading in binary; an OSError, without blocking, unless it is a regular
-    file (not a FIFO, device or socket; with ``follow_links`` False, not a symbolic link either)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
-    fd = os.open(path, flags)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{path} is not a regular file (a FIFO, device or socket)")
-    return os.fdopen(fd, "rb")
 
 
 def _check_members(archive: zipfile.ZipFile, max_bytes: int) -> list[str]:
