@@ -135,6 +135,12 @@ class Game:
             self._unread.clear()
         return self._events
 
+    @events.setter
+    def events(self, events: list[Event]) -> None:
+        """Replace the log (a replay's kept games share the events of one checked replay)."""
+        self._unread.clear()
+        self._events = events
+
     phase = _state(k.PHASE)
     current = _state(k.CURRENT, "The seat to act; -1 when the phase is terminal.")
 

@@ -328,13 +328,11 @@ class Replay:
             self._game, self._step = copy.deepcopy(kept), nearest
             self._game.events = self._events[:n_events]
         while self._step < step:
-            events = self._game.events
-            logged = len(events)
             apply(self._game, self.log, self._step)
-            events[logged:] = self._events[logged : len(events)]  # (the same events: shared, not held twice)
             self._step += 1
             if self._step % SNAPSHOT_EVERY == 0 and self._step not in self._kept:
                 self._kept[self._step] = _without_events(self._game)
+        self._game.events = self._events[: len(self._game.events)]  # (the same events: shared, not held twice)
         return self._game
 
 
