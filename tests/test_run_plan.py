@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from train import expert_iteration as ei
@@ -236,7 +237,8 @@ def test_a_calibrated_kind_is_estimated_until_measured_and_the_band_follows_the_
 
 def test_the_first_line_of_a_configs_first_run_estimates_the_whole_run(tmp_path: Path, capsys) -> None:
     """No rates.json yet: a calibration of a few seconds times every kind of work first, so the first progress line
-    gives the whole run's time left and its basis; a later run of the config reads the rates its first run kept."""
+    gives the whole run's time left and its basis; a later run of the config reads the rates its first run kept.
+    The calibration leaves the run's draws alone: both runs end with the same weights."""
     from train.__main__ import main as train_main
 
     tiny = tmp_path / "tiny.yaml"
@@ -258,3 +260,6 @@ def test_the_first_line_of_a_configs_first_run_estimates_the_whole_run(tmp_path:
     later = first_stage_line("later")
     assert re.search(r"left ±30% \(recording, imitation fit, labelling, fit, evaluation, PPO at earlier runs' rates\)$",
                      later), later  # fmt: skip
+    first_weights, later_weights = (np.load(tmp_path / name / "final.npz") for name in ("first", "later"))
+    assert first_weights.files == later_weights.files
+    assert all(np.array_equal(first_weights[key], later_weights[key]) for key in first_weights.files)

@@ -40,6 +40,7 @@ from .config import DISTIL_FITS, TrainConfig
 from .distil import Actor, Labels, SparseRows, fit, read_labels
 from .label_set import FILE_SETTINGS
 from .labels import make_labels
+from .overlap import OverlappedMaskablePPO
 
 RECORD_DECISIONS = 4096  # four of the imitation fit's batches (batch_size 1024)
 LABELS = 8  # a label takes tens of ms with the default search
@@ -91,6 +92,8 @@ def _calibrate(config: TrainConfig, policy, kinds: list[str], build_ppo: Callabl
             with contextlib.suppress(Exception):  # (its building is not PPO's work)
                 model = build_ppo(small)
                 _timed(timed, "PPO", lambda: _learn(model, 2 * small.n_envs * small.n_steps))
+                if isinstance(model, OverlappedMaskablePPO):  # the rollout it collects ahead draws from torch's RNG
+                    model.finish_collection()
 
 
 def _timed(timed: Timed, kind: str, work: Callable[[], int]) -> bool:
