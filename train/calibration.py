@@ -11,10 +11,11 @@ carries its start-up costs and its slice's luck, so an estimate from it is rough
 measured. A kind whose slice fails stays untimed (named, not guessed).
 
 The default config on the 2-core machine shared with other work (2026-12-06): the calibration took
-3 to 4 s; its rates against the run's own, recording 20,000 to 29,000 decisions/s against 52,700
-(its slice is mostly start-up), imitation fit 12,000 to 17,000 samples/s against 19,400, labelling
-100 to 130 labels/s against 91 to 103; the run's first line said 1h27m left ±50%, and once
-labelling was timed 1h44m to 1h50m ±33%.
+3 to 4 s; its rates against the run's own, recording 20,000 to 29,000 decisions/s against 43,000 to
+53,000 (its slice is mostly start-up), imitation fit 12,000 to 17,000 samples/s against 19,400 to
+19,900, labelling 100 to 130 labels/s against 88 to 103. Two fresh runs' first lines said 1h27m and
+1h54m left ±50%; once labelling was timed (fit, evaluation and PPO still from the calibration),
+1h44m to 1h50m and 1h52m to 2h00m ±33% to 35%.
 """
 
 from __future__ import annotations

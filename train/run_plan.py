@@ -40,11 +40,11 @@ from .rates import KeptRates
 
 
 THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"
-# How far off a whole-run time left may be, by what its rates come from (a judgement, checked against
-# runs on this 2-core machine shared with other work, where one benchmark's speed varies up to 2x
-# from one hour to the next: README "Training"): this run's own rates move with the machine's load;
-# earlier runs' were measured under another load; a calibration's slices are seconds long, with their
-# start-up costs and their luck.
+# How far off a whole-run time left may be, by what its rates come from: a judgement, not a measured
+# interval. On a machine shared with other work one benchmark's speed has varied 2x within a day
+# (README's training throughput row), so this run's own rates move with the load; earlier runs' were
+# measured under another load; a calibration's slices last a second or less, with their start-up
+# costs and their luck (the default config's, against its run's rates: train/calibration.py).
 BANDS = {THIS_RUN: 0.2, EARLIER: 0.3, CALIBRATION: 0.5}
 
 
