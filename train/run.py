@@ -24,7 +24,8 @@
    (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
 The run's first line names its folder, config and stages, and every progress line its stage and
-the time left for the whole run (:mod:`train.run_plan`). Ctrl-C stops training at once:
+the time left for the whole run and how sure it is (:mod:`train.run_plan`; a config's first run
+here times a slice of each kind of work first, :mod:`train.calibration`). Ctrl-C stops training at once:
 checkpoint and final writes finish first, and one line says what the run folder keeps for
 ``--resume`` (the checkpoint, the rounds' students, the labels of the round under way) and how
 to resume (or, when the final files were being written, that the run finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
