@@ -4,9 +4,11 @@ progress line, and what a stopped run kept."""
 from __future__ import annotations
 
 import io
+import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from train import expert_iteration as ei
@@ -63,7 +65,7 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
         progress.show()
         assert lines(out) == [
             "[train] [stage 2/3: round 1 of 1] labelling: 300/1,000 labels (30%)  10.0 labels/s  10s elapsed, "
-            "1m10s left; run: 10m10s elapsed, 1m10s left + fit, evaluation, PPO (not timed yet)"
+            "1m10s left; run: 10m10s elapsed, 1m10s left ±20% + fit, evaluation, PPO (not timed yet)"
         ]
         clock.now += 70
         progress.advance(1000)
@@ -72,7 +74,7 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
         clock.now += 5
         progress.advance(250)
         progress.show()
-        assert lines(out)[-1].endswith("run: 11m25s elapsed, 5s left + evaluation, PPO (not timed yet)")
+        assert lines(out)[-1].endswith("run: 11m25s elapsed, 5s left ±20% + evaluation, PPO (not timed yet)")
         clock.now += 5
         progress.advance(500)
     with progress.phase("evaluating the student against expert", "boards", 40, work="evaluation against expert"):
@@ -91,7 +93,7 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
         progress.show()
         assert lines(out)[-1] == (
             "[train] [stage 3/3] PPO: 1,000/10,000 steps (10%)  50.0 steps/s  20s elapsed, 3m00s left; "
-            "run: 12m10s elapsed, 3m00s left"
+            "run: 12m10s elapsed, 3m00s left ±20%"
         )
     progress.close()
 
@@ -108,7 +110,7 @@ def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Cloc
         progress.show()
         assert lines(out)[-1] == (
             "[train] [stage 1/1] PPO: 3,600,000/100,000,000 steps (20% of the time allowed)  10,000 steps/s  "
-            "6m00s elapsed, 24m00s left; run: 6m00s elapsed, 24m00s left"
+            "6m00s elapsed, 24m00s left; run: 6m00s elapsed, 24m00s left ±20%"
         )
     with progress.phase("PPO", "steps", 10_000, work="PPO"):  # a count the time allows: its own share
         clock.now += 1
@@ -139,11 +141,13 @@ def test_a_later_run_of_the_config_estimates_every_stage_from_its_start(clock: C
     assert lines(out)[0].endswith("left: labelling, fit, PPO (not timed yet)")  # the first run of the config
     progress.plan = plan({**options, "seed": 2, "run_name": "b"})  # another run of it: another name and seed
     with progress.phase("labelling", "labels", 1000, work="labelling"):
-        assert lines(out)[-1].endswith("run: 2m05s elapsed, 2m05s left (labelling, fit, PPO at earlier runs' rates)")
+        assert lines(out)[-1].endswith(
+            "run: 2m05s elapsed, 2m05s left ±30% (labelling, fit, PPO at earlier runs' rates)"
+        )
         clock.now += 10
         progress.advance(200)  # twice as fast as the first run: this run's rate takes over for labelling
         progress.show()
-        assert lines(out)[-1].endswith("run: 2m15s elapsed, 1m05s left (fit, PPO at earlier runs' rates)")
+        assert lines(out)[-1].endswith("run: 2m15s elapsed, 1m05s left ±24% (fit, PPO at earlier runs' rates)")
     progress.plan = plan({**options, "n_envs": 64})  # another config: its rates are its own
     with progress.phase("labelling", "labels", 1000, work="labelling"):
         assert lines(out)[-1].endswith("left: labelling, fit, PPO (not timed yet)")
@@ -211,3 +215,51 @@ def test_what_a_stopped_run_kept_is_read_from_its_folder(tmp_path: Path) -> None
         ei.student_path(config.run_dir, round_).touch()
     (config.run_dir / "checkpoints" / "step_0001048576").mkdir()
     assert kept(config) == "rounds 1-3's students and PPO checkpoint step_0001048576 (step 1,048,576)"
+
+
+def test_a_calibrated_kind_is_estimated_until_measured_and_the_band_follows_the_bases(clock: Clock) -> None:
+    """A kind no run has timed goes at its calibration's rate (train/calibration.py), the widest band; the line
+    names the bases other than this run's own rates and weighs each basis' band by its share of the time."""
+    stages = [Stage("round 1 of 1", [Work("labelling", 1000), Work("fit", 500)])]
+    calibrated = {"labelling": 20.0, "fit": 100.0}
+    plan = RunPlan(stages, lambda: clock.now - 1000, calibrated=calibrated, calibration_seconds=3.0)
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("labelling", "labels", 1000, work="labelling"):
+        assert lines(out)[-1].endswith("run: 0s elapsed, 55s left ±50% (labelling, fit from a 3s calibration)")
+        clock.now += 10
+        progress.advance(500)  # 50 labels/s: this run's rate takes over for labelling (10 s at ±20%, 5 s at ±50%)
+        progress.show()
+        assert lines(out)[-1].endswith("run: 10s elapsed, 15s left ±30% (fit from a 3s calibration)")
+    progress.close()
+
+
+def test_the_first_line_of_a_configs_first_run_estimates_the_whole_run(tmp_path: Path, capsys) -> None:
+    """No rates.json yet: a calibration of a few seconds times every kind of work first, so the first progress line
+    gives the whole run's time left and its basis; a later run of the config reads the rates its first run kept.
+    The calibration leaves the run's draws alone: both runs end with the same weights."""
+    from train.__main__ import main as train_main
+
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(
+        "total_steps: 512\nn_envs: 8\nn_steps: 32\nn_epochs: 1\nnet_arch: [16, 16]\ncritic_arch: [16, 16]\n"
+        "snapshot_every: 256\neval_every: 512\neval_boards: 2\neval_opponents: [random]\ncheckpoint_every: 512\n"
+        "imitation_steps: 256\nimitation_epochs: 1\ndistil_labels: [8]\nlabel_worlds: 2\nlabel_confirm: 0\n"
+        "distil_epochs: 1\ndistil_suit_copies: 0\ndistil_eval: {random: 2}\nstudent_pull_steps: 512\nlabel_workers: 1\n"
+    )
+
+    def first_stage_line(run_name: str) -> str:
+        assert train_main(["--config", str(tiny), "--output-dir", str(tmp_path), "--run-name", run_name]) == 0
+        return next(line for line in capsys.readouterr().err.splitlines() if line.startswith("[train] [stage"))
+
+    first = first_stage_line("first")
+    assert first.startswith("[train] [stage 1/3: warm start] recording expert: 0/256 decisions (0%)")
+    assert re.search(r"run: \d+s elapsed, \d+s left ±50% \(recording, imitation fit, labelling, fit, evaluation, PPO "
+                     r"from a \d+s calibration\)$", first), first  # fmt: skip
+    later = first_stage_line("later")
+    assert re.search(r"left ±30% \(recording, imitation fit, labelling, fit, evaluation, PPO at earlier runs' rates\)$",
+                     later), later  # fmt: skip
+    first_weights, later_weights = (np.load(tmp_path / name / "final.npz") for name in ("first", "later"))
+    assert first_weights.files == later_weights.files
+    assert all(np.array_equal(first_weights[key], later_weights[key]) for key in first_weights.files)

@@ -116,13 +116,18 @@ def fit_samples(config: TrainConfig, round_: int) -> int:
     return config.distil_epochs * (labels - int(labels * HOLDOUT)) * (1 + config.distil_suit_copies)
 
 
+def label_workers(config: TrainConfig) -> int:
+    """The processes that label and evaluate the rounds."""
+    return config.label_workers or os.cpu_count() or 1
+
+
 def run_rounds(
     config: TrainConfig, start: Weights, progress: Progress, minutes: Callable[[], float], address: str | None = None
 ) -> Weights:
     """Run (or finish) every round from the warm start's actor ``start``; the last student's
     weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so
     far; ``address``: a Ray cluster that makes the labels (:mod:`train.labels_ray`)."""
-    workers = config.label_workers or os.cpu_count() or 1
+    workers = label_workers(config)
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
     student = start

@@ -12,7 +12,7 @@ allowed"), its rate, the time it has taken and the time left ("starting" until a
 also gives the run's stage and the time left for the whole run::
 
     [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
-    run: 1h02m elapsed, 6m21s left  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
+    run: 1h02m elapsed, 6m21s left ±20%  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
 """
 
 from __future__ import annotations

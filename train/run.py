@@ -24,7 +24,8 @@
    (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.curve`).
 
 The run's first line names its folder, config and stages, and every progress line its stage and
-the time left for the whole run (:mod:`train.run_plan`). Ctrl-C stops training at once:
+the time left for the whole run and how sure it is (:mod:`train.run_plan`; a config's first run
+here times a slice of each kind of work first, :mod:`train.calibration`). Ctrl-C stops training at once:
 checkpoint and final writes finish first, and one line says what the run folder keeps for
 ``--resume`` (the checkpoint, the rounds' students, the labels of the round under way) and how
 to resume (or, when the final files were being written, that the run finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
@@ -62,7 +63,7 @@ from agents.shared.processes import caught_stop, exit_code, interrupts_deferred,
 from allfours_env.checks import brief, count, in_range, keys, like, number
 from eval import evaluate
 
-from . import curve, expert_iteration, imitation, run_plan, run_time
+from . import calibration, curve, expert_iteration, imitation, run_plan, run_time
 from .checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
@@ -524,6 +525,27 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
         lines.close()
 
 
+def calibrate(plan: run_plan.RunPlan, config: TrainConfig, model: MaskablePPO, progress: Progress) -> None:
+    """Time a slice of each kind of work ``plan`` has no rate for (:mod:`train.calibration`), so that
+    the first progress line gives the whole run's time left."""
+    kinds = plan.untimed()
+    if not kinds or not progress.enabled:  # (a quiet run shows no estimate)
+        return
+    progress.say(f"calibrating: a slice of {', '.join(kinds)} (no rate for them yet)")
+    begun = time.monotonic()
+    workers = expert_iteration.label_workers(config)
+    plan.calibrated = calibration.calibrate(config, model.policy, kinds, workers, _calibration_model)
+    plan.calibration_seconds = time.monotonic() - begun
+
+
+def _calibration_model(config: TrainConfig) -> MaskablePPO:
+    """A new model on tables of its own, its league ready (what the run's PPO steps, to time it)."""
+    env = make_vec_env(config)
+    model = new_model(config, env)
+    env.unwrapped.league.update(weights_from_policy(model.policy))
+    return model
+
+
 def train_in_held_run(
     config: TrainConfig, resume: bool, progress: Progress, extend: bool, source: str = "", address: str | None = None
 ) -> Path:
@@ -545,7 +567,9 @@ def train_in_held_run(
                 if config.init_policy:
                     set_actor(model.policy, init_weights(config.init_policy, config.layout, config.net_arch))
         progress.say(run_plan.start_line(config, source, resume))
-        progress.plan = run_plan.plan_run(config, resume, model.num_timesteps, lambda: 60 * trainer.minutes())
+        plan = run_plan.plan_run(config, resume, model.num_timesteps, lambda: 60 * trainer.minutes())
+        calibrate(plan, config, model, progress)
+        progress.plan = plan
         if not resume:
             if config.imitate:
                 warm_start(model, config, progress)

@@ -9,14 +9,17 @@ ordered list of pieces of work, each counted in units of one kind: ``recording``
 each kind's rate from this process's phases of that kind. The time left for the whole run is the
 current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
 evaluations and checkpoints between its updates). A kind this process has not timed yet goes at
-the rate earlier runs of the same config measured on this machine (:mod:`train.rates`), and the
-line says which kinds those are; a kind timed by neither is named rather than guessed (one line,
-cut here; the first run of a config, then a later one)::
+the rate earlier runs of the same config measured on this machine (:mod:`train.rates`), or else at
+the rate of its slice in the calibration a config's first run here makes before its warm start
+(:mod:`train.calibration`); a kind timed by none of these (its slice failed) is named rather than
+guessed. The time left carries a band, :data:`BANDS` by basis weighted by each one's share of it,
+and the line names the kinds estimated from other than this run's rates (one line, cut here; the
+first run of the default config on a shared 2-core machine, its 5th and 13th lines)::
 
-    [train] [stage 2/5: round 1 of 3] labelling: 2,709/150,000 labels (2%)  74.6 labels/s  36s elapsed,
-    32m54s left; run: 1m21s elapsed, 1h17m left + fit, evaluation, PPO (not timed yet)
     [train] [stage 1/5: warm start] recording expert: 0/200,000 decisions (0%)  0s elapsed, starting;
-    run: 1s elapsed, 1h44m left (recording, imitation fit, labelling, fit, evaluation, PPO at earlier runs' rates)
+    run: 5s elapsed, 1h27m left ±50% (recording, imitation fit, labelling, fit, evaluation, PPO from a 3s calibration)
+    [train] [stage 2/5: round 1 of 3] labelling: 3,665/150,000 labels (2%)  101 labels/s  36s elapsed,
+    24m04s left; run: 1m16s elapsed, 1h45m left ±34% (fit, evaluation, PPO from a 3s calibration)
 
 :func:`kept` says what a stopped run's folder holds for ``--resume`` (the last line of a stop).
 """
@@ -34,6 +37,15 @@ from .label_set import LabelSettings, rows_on_disk
 from .labels import PART_ROWS
 from .progress import Measured, duration
 from .rates import KeptRates
+
+
+THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"
+# How far off a whole-run time left may be, by what its rates come from: a judgement, not a measured
+# interval. On a machine shared with other work one benchmark's speed has varied 2x within a day
+# (README's training throughput row), so this run's own rates move with the load; earlier runs' were
+# measured under another load; a calibration's slices last a second or less, with their start-up
+# costs and their luck (the default config's, against its run's rates: train/calibration.py).
+BANDS = {THIS_RUN: 0.2, EARLIER: 0.3, CALIBRATION: 0.5}
 
 
 @dataclass
@@ -54,6 +66,8 @@ class RunPlan:
     elapsed: Callable[[], float]  # the run's seconds so far
     deadline: float = 0.0  # the run's seconds at the most (max_minutes; 0: none)
     kept: KeptRates | None = None  # earlier runs' rates on this machine, and where this one's are kept
+    calibrated: dict[str, float] = field(default_factory=dict)  # kind -> rate of its slice (train.calibration)
+    calibration_seconds: float = 0.0
     _at: int = -1  # the piece running (or last run), in the order of all pieces
     _timed: dict[str, list[float]] = field(default_factory=dict)  # kind -> [units, seconds] of closed phases
 
@@ -82,10 +96,18 @@ class RunPlan:
         name = self.stages[index].name
         return f"[stage {index + 1}/{len(self.stages)}{'' if what.startswith(name) else ': ' + name}] "
 
+    def untimed(self) -> list[str]:
+        """The kinds of work still to do that neither this run nor an earlier one has timed (for a calibration)."""
+        kinds = [work.kind for at, (_, work) in enumerate(self._pieces) if at >= self._at and work.amount > 0]
+        return [kind for kind in dict.fromkeys(kinds) if not self._rate(kind, None) and not self._kept_rate(kind)]
+
     def left(self, open_phases: list[Measured]) -> str:
-        """The run's time so far and left: the running piece's rest, then every later piece."""
+        """The run's time so far and left: the running piece's rest, then every later piece, with
+        how sure it is (:data:`BANDS`, weighted by each basis' share of the time) and the bases
+        other than this run's own rates."""
         current = {phase.kind: phase for phase in open_phases}
-        seconds, untimed, earlier = 0.0, [], []
+        seconds, spread, untimed = 0.0, 0.0, []
+        bases: dict[str, list[str]] = {EARLIER: [], CALIBRATION: []}
         for at, (_, work) in enumerate(self._pieces):
             if at < self._at:
                 continue
@@ -94,20 +116,37 @@ class RunPlan:
             if rest <= 0:
                 continue
             word = work.kind.split(" against ")[0]
-            rate = self._rate(work.kind, current.get(work.kind))
-            if rate <= 0 and self.kept and (rate := self.kept.rate(work.kind)) > 0 and word not in earlier:
-                earlier.append(word)
-            if rate > 0:
-                seconds += rest / rate
-            elif word not in untimed:
-                untimed.append(word)
+            basis, rate = THIS_RUN, self._rate(work.kind, current.get(work.kind))
+            if rate <= 0:
+                basis, rate = EARLIER, self._kept_rate(work.kind)
+            if rate <= 0:
+                basis, rate = CALIBRATION, self.calibrated.get(work.kind, 0.0)
+            if rate <= 0:
+                if word not in untimed:
+                    untimed.append(word)
+                continue
+            seconds += rest / rate
+            spread += rest / rate * BANDS[basis]
+            if basis != THIS_RUN and word not in bases[basis]:
+                bases[basis].append(word)
+        band = spread / seconds if seconds else 0.0
         if self.deadline and seconds:  # max_minutes: the run ends by then whatever its steps
             seconds = min(seconds, max(self.deadline - self.elapsed(), 0.0))
+        named = [f"{', '.join(kinds)} {self._basis_text(basis)}" for basis, kinds in bases.items() if kinds]
         text = f"run: {duration(self.elapsed())} elapsed, "
-        known = f"{duration(seconds)} left" + (f" ({', '.join(earlier)} at earlier runs' rates)" if earlier else "")
+        known = f"{duration(seconds)} left" + (f" ±{band:.0%}" if seconds else "")
+        known += f" ({'; '.join(named)})" if named else ""
         if not untimed:
             return text + known
         return text + (f"{known} + " if seconds else "left: ") + f"{', '.join(untimed)} (not timed yet)"
+
+    def _basis_text(self, basis: str) -> str:
+        if basis == EARLIER:
+            return "at earlier runs' rates"
+        return f"from a {duration(self.calibration_seconds)} calibration"
+
+    def _kept_rate(self, kind: str) -> float:
+        return self.kept.rate(kind) if self.kept else 0.0
 
     def _rate(self, kind: str, phase: Measured | None) -> float:
         units, seconds = self._timed.get(kind, (0.0, 0.0))
