@@ -73,20 +73,14 @@ def bench_aec(make_env: Callable, seconds: float, seed: int = 0) -> Result:
     return decisions, episodes, time.perf_counter() - start
 
 
-def bench_engine(seconds: float, seed: int = 0) -> Result:
-    rng = np.random.default_rng(seed)
-    pick = random.Random(seed)
-    rules = Rules()
-    decisions = episodes = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        game = Game(rules, rng)
-        while game.phase != MATCH_OVER:
-            legal = game.legal_actions()
-            game.step(legal[pick.randrange(len(legal))])
-            decisions += 1
-        episodes += 1
-    return decisions, episodes, time.perf_counter() - start
+def plain_match(game: Game, pick: random.Random) -> int:
+    """The raw engine over ``game``'s match: a uniform legal pick from ``legal_actions``; the decisions."""
+    decisions = 0
+    while game.phase != MATCH_OVER:
+        legal = game.legal_actions()
+        game.step(legal[pick.randrange(len(legal))])
+        decisions += 1
+    return decisions
 
 
 def observed_match(game: Game, pick: random.Random) -> int:
@@ -101,16 +95,25 @@ def observed_match(game: Game, pick: random.Random) -> int:
     return decisions
 
 
-def bench_engine_observed(seconds: float, seed: int = 0) -> Result:
+def timed_matches(play: Callable[[Game, random.Random], int], seconds: float, seed: int = 0) -> Result:
+    """New matches played by ``play`` (``plain_match`` or ``observed_match``) for ``seconds``."""
     rng = np.random.default_rng(seed)
     pick = random.Random(seed)
     rules = Rules()
     decisions = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        decisions += observed_match(Game(rules, rng), pick)
+        decisions += play(Game(rules, rng), pick)
         episodes += 1
     return decisions, episodes, time.perf_counter() - start
+
+
+def bench_engine(seconds: float, seed: int = 0) -> Result:
+    return timed_matches(plain_match, seconds, seed)
+
+
+def bench_engine_observed(seconds: float, seed: int = 0) -> Result:
+    return timed_matches(observed_match, seconds, seed)
 
 
 def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
