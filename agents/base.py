@@ -60,6 +60,15 @@ def legal_actions(observation: Observation) -> np.ndarray:
     return legal
 
 
+def act_rows(bot: Bot, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``bot``'s action for each row of ``observations`` and boolean ``masks``: in one call if it
+    is a batch bot, else row by row with what ``env.observe`` would give it."""
+    if hasattr(bot, "act_batch"):
+        return np.asarray(bot.act_batch(observations, masks), dtype=np.int64)
+    asked = zip(observations, masks.view(np.int8))
+    return np.array([bot.act({"observation": o, "action_mask": m}) for o, m in asked], dtype=np.int64)
+
+
 _REGISTRY: dict[str, Callable[[], Bot]] = {}
 _SIGHTED: set[str] = set()  # names of the bots that see every hand (the oracle): evaluation only
 

@@ -149,7 +149,7 @@ from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
 from allfours_env.vector_kernels import TRICK_LEN, TRICKS_PLAYED
 
-from .base import Bot, Observation, SeededBot, legal_actions, make, player_bots
+from .base import Bot, Observation, SeededBot, act_rows, legal_actions, make, player_bots
 from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from .match_model import MAX_MODELLED_TARGET, match_equity
@@ -667,11 +667,7 @@ class SearchBot(SeededBot):
 
     def _model_actions(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The opponents' model's action for each row, in one call if it is a batch bot."""
-        bot = self._opponents
-        if hasattr(bot, "act_batch"):
-            return bot.act_batch(observations, masks)
-        asked = zip(observations, masks.view(np.int8))
-        return np.array([bot.act({"observation": o, "action_mask": m}) for o, m in asked], dtype=np.int64)
+        return act_rows(self._opponents, observations, masks)
 
     def play_out(self, position: Position, actions: np.ndarray, decks: list[list[int]]) -> np.ndarray:
         """Each action played out in the world of each deck (dealt as :func:`world_deck` deals

@@ -139,17 +139,12 @@ def bot_actions(spec: str, decisions: DecisionSet, seed: int) -> tuple[np.ndarra
     seconds a decision; a ValueError for the oracle (it needs the hands, which a set does not hold)
     or an illegal action (naming the decision)."""
     import agents
-    from agents.base import refuse_sighted
+    from agents.base import act_rows, refuse_sighted
 
     bot = refuse_sighted(agents.make(spec), "here: a decision set holds no hands")
     bot.reset(seed)
     start = time.perf_counter()
-    if hasattr(bot, "act_batch"):
-        actions = np.asarray(bot.act_batch(decisions.observations, decisions.masks), dtype=np.int64)
-    else:
-        masks = decisions.masks.view(np.int8)
-        asked = zip(decisions.observations, masks)
-        actions = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in asked], dtype=np.int64)
+    actions = act_rows(bot, decisions.observations, decisions.masks)
     seconds = (time.perf_counter() - start) / len(actions)
     inside = (actions >= 0) & (actions < N_ACTIONS)
     legal = inside & decisions.masks[np.arange(len(actions)), np.where(inside, actions, 0)]
