@@ -49,8 +49,10 @@ from agents.shared.processes import one_blas_thread
 
 SETS_DIR = Path(__file__).parent / "regret_sets"
 SHIPPED_SETS = ("expert", "student")
+# allfours_env's N_ACTIONS and STAND (the first bid), written out: importing allfours_env loads the
+# engine, which the command leaves until its options are read (run_script answers a stop before)
 N_ACTIONS = 56
-FIRST_BID = 52  # action ids from here on are bids (stand, beg, give one, run)
+FIRST_BID = 52
 PHASES = ("bids", "cards")
 MAX_SET_BYTES = 1 << 30
 

@@ -12,6 +12,8 @@ import agents
 from agents.base import SeededBot, legal_actions, register
 from allfours_env.engine import Game
 from allfours_env.observation import encode_with_mask
+from allfours_env import N_ACTIONS, STAND
+from eval import regret
 from eval.regret import SHIPPED_SETS, DecisionSet, bot_actions, load_set, main, report, write_set
 
 
@@ -111,3 +113,7 @@ def test_shipped_sets_rank_the_hand_written_bots_and_decide_rule_based_against_e
     assert regret["random"].mean() > regret["rule_based"].mean() > regret["expert"].mean()
     difference = regret["rule_based"] - regret["expert"]  # paired: the same 2,000 decisions
     assert difference.mean() - 1.96 * difference.std(ddof=1) / np.sqrt(len(difference)) > 0
+
+
+def test_the_written_out_action_constants_are_the_envs():
+    assert (regret.N_ACTIONS, regret.FIRST_BID) == (N_ACTIONS, STAND)
