@@ -128,10 +128,11 @@ class PairResult:
     stats_a: BotStats
     stats_b: BotStats
     board_scores: tuple[float, ...] = field(repr=False)  # per board pair, in board order
+    board_points: tuple[float, ...] = field(repr=False, default=())  # per board pair: points a deal, A's less B's
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything but the per-board scores, as JSON-ready values."""
-        return _json_ready(self, [f.name for f in fields(self) if f.name != "board_scores"])
+        """Everything but the per-board figures, as JSON-ready values."""
+        return _json_ready(self, [f.name for f in fields(self) if f.name not in ("board_scores", "board_points")])
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,8 @@ def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], episo
     scores = tuple(r.score for r in records)
     n = len(scores)
     win_rate = sum(scores) / n
-    diff, diff_low, diff_high = mean_interval([r.point_diff_per_deal for r in records])
+    points = tuple(r.point_diff_per_deal for r in records)
+    diff, diff_low, diff_high = mean_interval(points)
     return PairResult(
         bot_a=bot_a,
         bot_b=bot_b,
@@ -219,4 +221,5 @@ def summarize_pair(bot_a: str, bot_b: str, records: Sequence[BoardRecord], episo
         stats_a=_bot_stats(records, SIDE_A),
         stats_b=_bot_stats(records, SIDE_B),
         board_scores=scores,
+        board_points=points,
     )

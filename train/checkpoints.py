@@ -300,7 +300,7 @@ def check_model_params(params: dict[str, Any], policy: Any) -> None:
         number("the optimizer's learning rate", group.get("lr"), 0.0, 1.0)
         if {k: v for k, v in group.items() if k != "lr"} != {k: v for k, v in own.items() if k != "lr"}:
             raise ValueError("the optimizer's settings (param_groups) differ from this run's")
-    parameters = list(policy.parameters())
+    parameters = [p for group in policy.optimizer.param_groups for p in group["params"]]  # (the state's numbering)
     if not isinstance(optimizer["state"], dict) or not set(optimizer["state"]) <= set(range(len(parameters))):
         raise ValueError(f"the optimizer's state must be a dict of parameter numbers 0 .. {len(parameters) - 1}")
     for i, moments in optimizer["state"].items():

@@ -138,6 +138,12 @@ class TrainConfig(Options):
     label_workers: int
     student_pull: float  # train/pull.py
     student_pull_steps: int
+    # fine-tuning from a network (train/fine_tune.py)
+    critic_warmup_steps: int
+    critic_learning_rate: float
+    target_kl: float
+    normalize_advantage: bool
+    start_eval_boards: int
     checkpoint_minutes: float
     max_minutes: float
 
@@ -236,7 +242,9 @@ RANGES = {
     "distil_epochs": Range(1, MAX_EPOCHS),
     "distil_suit_copies": Range(0, MAX_SUIT_COPIES, zero="none"),
     "label_workers": Range(0, MAX_WORKERS, zero="every core"),
-    "student_pull_steps": Range(1, MAX_STEPS),
+    "student_pull_steps": Range(0, MAX_STEPS, zero="constant"),
+    "critic_warmup_steps": Range(0, MAX_STEPS, zero="none"),
+    "start_eval_boards": Range(0, MAX_EVAL_BOARDS, zero="none"),
     "eval_every": Range(1, MAX_STEPS),
     "eval_boards": Range(1, MAX_EVAL_BOARDS),
     "checkpoint_every": Range(1, MAX_STEPS),
@@ -253,6 +261,8 @@ RANGES = {
     "clip_range": Range(0.0, 1.0, low_allowed=False),
     "ent_coef": Range(0.0, MAX_COEF),
     "student_pull": Range(0.0, MAX_COEF),
+    "critic_learning_rate": Range(0.0, 1.0, zero="learning_rate's"),
+    "target_kl": Range(0.0, MAX_COEF, zero="off"),
     "vf_coef": Range(0.0, MAX_COEF),
     "max_grad_norm": Range(0.0, MAX_COEF, low_allowed=False),
     "checkpoint_minutes": Range(0.0, MAX_MINUTES, low_allowed=False),

@@ -39,7 +39,7 @@ from sb3_contrib import MaskablePPO
 
 from allfours_env.checks import count, in_range, keys, like
 
-from .pull import PullingPPO
+from .fine_tune import FineTunePPO
 from .state_checks import MAX_RETURN, MAX_REWARD
 
 PENDING_ARRAYS = (
@@ -103,7 +103,7 @@ class _StepHooks:
         pass
 
 
-class OverlappedMaskablePPO(PullingPPO):
+class OverlappedMaskablePPO(FineTunePPO):
     """See the module docstring."""
 
     def _setup_model(self) -> None:

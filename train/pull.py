@@ -1,12 +1,13 @@
-"""A fading pull toward the student during PPO (kickstarting, Schmitt et al. 2018).
+"""The anchor: a pull toward the network PPO started from (kickstarting, Schmitt et al. 2018).
 
 With ``student_pull`` above 0, PPO starts from the last expert-iteration student (or from
 ``init_policy``'s network, which then takes the student's place here) and, after each
 PPO update, takes one more pass over the rollout it has just trained on, minimising
 ``coefficient x cross-entropy(student's policy, actor's policy)`` over the legal actions of the
-learner's decisions. The coefficient falls linearly from ``student_pull`` at PPO's first step to 0
-at ``student_pull_steps``: early on the actor may move only where the rewards outweigh the pull,
-later PPO alone decides. The student (the teacher here) is a fixed policy file, run with numpy.
+learner's decisions (the KL from the student plus the student's own entropy: the same gradient).
+The coefficient is ``student_pull`` throughout (``student_pull_steps`` 0, the default: an anchor the
+actor leaves only where the rewards outweigh it), or falls linearly from it to 0 at
+``student_pull_steps``. The student (the teacher here) is a fixed policy file, run with numpy.
 
 The pass is alternated with PPO's rather than added to its loss, so SB3's update is unchanged; it
 uses PPO's optimizer (Adam, whose state the checkpoints keep), with PPO's minibatch size and
@@ -36,7 +37,7 @@ class Pull:
 
     def weight(self, step: int) -> float:
         """The pull's coefficient after ``step`` PPO steps."""
-        return self.coefficient * max(0.0, 1.0 - step / self.steps)
+        return self.coefficient * (max(0.0, 1.0 - step / self.steps) if self.steps else 1.0)
 
     def apply(self, model: MaskablePPO) -> float | None:
         """One pass over ``model``'s last rollout; the mean cross-entropy before it (None: no pull left)."""
@@ -64,21 +65,3 @@ class Pull:
             losses.append(loss.item())
         return float(np.mean(losses))
 
-
-class PullingPPO(MaskablePPO):
-    """MaskablePPO whose :attr:`pull` (if set) follows each update; the pull is not saved with the
-    model (the run rebuilds it from its config and its student file)."""
-
-    pull: Pull | None = None
-    last_pull_loss: float | None = None
-
-    def train(self) -> None:
-        super().train()
-        if self.pull is not None:
-            self.last_pull_loss = self.pull.apply(self)
-            if self.last_pull_loss is not None:
-                self.logger.record("pull/cross_entropy", self.last_pull_loss)
-                self.logger.record("pull/coefficient", self.pull.weight(self.num_timesteps))
-
-    def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "pull", "last_pull_loss"]

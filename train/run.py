@@ -57,7 +57,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.policy import PolicyBot, Weights, input_size, save_weights, weights_from_policy
+from agents.policy import PolicyBot, Weights, input_size, load_weights, save_weights, weights_from_policy
 from agents.shared.atomic_file import atomic_path
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from allfours_env.checks import brief, count, in_range, keys, like, number
@@ -86,12 +86,16 @@ from .learner_env import LearnerVecEnv, make_learner_env
 from .network import policy_class, policy_kwargs, set_actor
 from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
 from .progress import Progress, duration
-from .pull import Pull, PullingPPO
+from .fine_tune import WARMUP_FILE, CriticWarmup, FineTunePPO
+from .pull import Pull
 from .run_folder import command, hold_run
 from .state_checks import numpy_global_state, python_random_state, torch_rng_state
 
 TB_NAME = "tensorboard"
 START_FILE = "start.npz"  # the actor PPO started from (after the warm start and rounds, or init_policy)
+START = "start"  # the start network, as the curve names it (evaluations.csv, start_curve.csv)
+START_CURVE_FILE = "start_curve.csv"
+START_COLUMNS = ("steps", "minutes", "score", "low", "high", "points_per_deal", "points_low", "points_high")
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
 SB3_COUNTERS = (
     "num_timesteps", "_n_updates", "_episode_num", "_last_obs", "_last_episode_starts", "_last_original_obs",
@@ -115,9 +119,20 @@ def monitor_state(env: VecMonitor) -> dict[str, Any]:
     return {name: getattr(env, name) for name in ("episode_returns", "episode_lengths", "episode_count")}
 
 
-def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
-    algorithm = OverlappedMaskablePPO if config.overlap_updates else PullingPPO
-    return algorithm(
+def starts_from_network(config: TrainConfig) -> bool:
+    """Whether PPO starts from a network (the rounds' student or init_policy), which the fine-tuning
+    recipe keeps (train/fine_tune.py), or from a new actor or the warm start alone."""
+    return bool(config.init_policy or config.distil_labels)
+
+
+def curve_bots(config: TrainConfig) -> list[str]:
+    """The bots of the learning curve: eval_opponents, and the start network if the run measures against it."""
+    return [*config.eval_opponents, *([START] if config.start_eval_boards else [])]
+
+
+def new_model(config: TrainConfig, env: VecMonitor) -> FineTunePPO:
+    algorithm = OverlappedMaskablePPO if config.overlap_updates else FineTunePPO
+    model = algorithm(
         policy_class(config.critic_arch),
         env,
         learning_rate=config.learning_rate,
@@ -130,12 +145,19 @@ def new_model(config: TrainConfig, env: VecMonitor) -> MaskablePPO:
         ent_coef=config.ent_coef,
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
+        target_kl=config.target_kl or None,
+        normalize_advantage=config.normalize_advantage,
         policy_kwargs=policy_kwargs(config.net_arch, config.critic_arch, input_size(config.layout)),
         tensorboard_log=str(config.run_dir),
         seed=config.seed,
         device="cpu",
         verbose=0,
     )
+    if config.critic_learning_rate:
+        model.separate_rates(config.critic_learning_rate)
+    if starts_from_network(config):
+        model.warmup = CriticWarmup(config.critic_warmup_steps)
+    return model
 
 
 class Trainer(BaseCallback):
@@ -148,6 +170,8 @@ class Trainer(BaseCallback):
         self.tables: LearnerVecEnv = env.unwrapped
         self.progress = progress
         self.evaluations: list[tuple[int, float, str, float, float, float]] = []  # steps, minutes, bot, win, low, high
+        self.start_curve: list[tuple[float, ...]] = []  # START_COLUMNS: against the start network
+        self._warmup_seen = 0  # warm-up rollouts written to WARMUP_FILE
         self.minutes_before = 0.0  # minutes the run took before this process (resumed runs)
         self._started = time.monotonic()  # this process's part of the run, warm start included
         self.next_snapshot = config.snapshot_every
@@ -163,15 +187,19 @@ class Trainer(BaseCallback):
 
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
-        names = ("next_snapshot", "next_eval", "next_checkpoint", "latest_eval", "evaluations")
-        return {k: getattr(self, k) for k in names} | {"minutes_before": self.minutes()}
+        names = ("next_snapshot", "next_eval", "next_checkpoint", "latest_eval", "evaluations", "start_curve")
+        warmup = self.model.warmup if getattr(self, "model", None) is not None else None
+        return {k: getattr(self, k) for k in names} | {
+            "minutes_before": self.minutes(), "warmup": warmup.state() if warmup is not None else None,
+        }  # fmt: skip
 
-    def restore(self, state: dict[str, Any], step: int) -> None:
+    def restore(self, state: dict[str, Any], step: int, warmup: CriticWarmup | None = None) -> None:
         """Continue from a :meth:`state` of a checkpoint at ``step``, once it is checked: the
         schedule's next steps (multiples of their period, at most a period past ``step``), the
         evaluations (against eval_opponents, no later than ``step``, rates in [0, 1], no more
         than the run can have made). A ValueError (or TypeError) names what does not fit."""
         config, mine = self.config, self.state()
+        state = {"start_curve": [], "warmup": None} | state  # (checkpoints written before they were kept)
         keys("the trainer's state", state, mine)
         for name, every in (
             ("next_snapshot", config.snapshot_every), ("next_eval", config.eval_every),
@@ -183,7 +211,7 @@ class Trainer(BaseCallback):
             name = f"the latest evaluation against {brief(bot)}"
             _evaluation_row(name, (step, 0.0, bot, *like(name, row, ())), step, config)
         rows = like("trainer evaluations", state["evaluations"], [])
-        most = len(config.eval_opponents) * (2 + step // config.eval_every + step // (config.n_envs * config.n_steps))
+        most = len(curve_bots(config)) * (2 + step // config.eval_every + step // (config.n_envs * config.n_steps))
         if len(rows) > most:  # the start, every eval_every steps, and the end of each part of a resumed run
             raise ValueError(f"trainer evaluations holds {len(rows):,} rows; at step {step:,} at most {most:,}")
         for row in rows:
@@ -191,6 +219,20 @@ class Trainer(BaseCallback):
         if [row[0] for row in rows] != sorted(row[0] for row in rows):
             raise ValueError("trainer evaluations must be in the order of their steps")
         number("trainer minutes_before", state["minutes_before"], 0.0)
+        for row in like("trainer start_curve", state["start_curve"], []):
+            if not isinstance(row, (tuple, list)) or len(row) != len(START_COLUMNS):
+                raise ValueError(f"a start_curve row must be {len(START_COLUMNS)} values ({', '.join(START_COLUMNS)})")
+            count("a start_curve row's steps", row[0], 0, step)
+            for value in row[1:]:
+                number("a start_curve row's values", value, -1e9, 1e9)
+        if len(state["start_curve"]) > most:
+            raise ValueError(f"trainer start_curve holds {len(state['start_curve']):,} rows; at most {most:,}")
+        state_warmup = state.pop("warmup")
+        if warmup is not None and state_warmup is not None:
+            warmup.set_state(state_warmup, step)
+            self._warmup_seen = len(warmup.rows)
+        elif state_warmup is not None:
+            raise ValueError("the checkpoint holds a critic warm-up this run does not have")
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -227,6 +269,7 @@ class Trainer(BaseCallback):
         self.logger.record("time/collect_seconds", self._rollout_ended - self._rollout_started)
         self.logger.record("time/update_seconds", began - self._rollout_ended)
         self.progress.advance(steps)
+        self._warmup_news()
         take_snapshot = steps >= self.next_snapshot
         if take_snapshot:
             self.next_snapshot += self.config.snapshot_every
@@ -255,6 +298,7 @@ class Trainer(BaseCallback):
         if isinstance(self.model, OverlappedMaskablePPO):
             self.model.finish_collection()  # the checkpoint below holds the rollout it collected
         self.progress.advance(self.model.num_timesteps)
+        self._warmup_news()
         if self._evaluated_after != self.model._n_updates:  # not when the last rollout's evaluation saw these weights
             self.evaluate()
             self.logger.dump(self.model.num_timesteps)
@@ -283,12 +327,49 @@ class Trainer(BaseCallback):
             self.logger.record(f"eval/win_rate_low_vs_{opponent}", low)
             self.logger.record(f"eval/win_rate_high_vs_{opponent}", high)
             self.logger.record(f"eval/point_diff_per_deal_vs_{opponent}", result.point_diff_per_deal)
+        if self.config.start_eval_boards:
+            self._against_start(bot, minutes)
         with interrupts_deferred():
             curve.write(self.config.run_dir, self.evaluations)
+            if self.config.start_eval_boards:
+                curve.write_csv(self.config.run_dir / START_CURVE_FILE, START_COLUMNS, self.start_curve)
+
+    def _against_start(self, bot: PolicyBot, minutes: float) -> None:
+        """The learner against the network PPO started from, on the same boards every time: a
+        drift below it shows in minutes (``start/*`` in tensorboard, start_curve.csv)."""
+        start = PolicyBot(load_weights(self.config.run_dir / START_FILE), name=START)
+        boards, steps = self.config.start_eval_boards, self.model.num_timesteps
+        with self.progress.phase(f"evaluating at step {steps:,} against the start", "boards", boards, quiet=True):
+            result = evaluate(bot, start, boards=boards, rules=self.config.rules, workers=1, on_progress=self.progress.add)
+        low, high = result.win_rate_ci
+        row = (steps, minutes, result.win_rate, low, high, result.point_diff_per_deal, *result.point_diff_ci)
+        self.start_curve.append(row)
+        self.latest_eval[START] = (result.win_rate, low, high)
+        self.evaluations.append((steps, minutes, START, result.win_rate, low, high))
+        for name, value in zip(START_COLUMNS[2:], row[2:]):
+            self.logger.record(f"start/{name}", value)
 
     def eval_note(self) -> str:
-        """The latest evaluations, for the progress lines."""
-        return "".join(f"  vs {name} {w:.2f} [{lo:.2f}, {hi:.2f}]" for name, (w, lo, hi) in self.latest_eval.items())
+        """The latest evaluations (and the critic's warm-up), for the progress lines."""
+        notes = "".join(f"  vs {name} {w:.3f} [{lo:.3f}, {hi:.3f}]" for name, (w, lo, hi) in self.latest_eval.items())
+        if self.start_curve:
+            notes += f" {self.start_curve[-1][5]:+.3f} a deal"
+        warmup = getattr(self.model, "warmup", None) if getattr(self, "model", None) is not None else None
+        return notes + (warmup.note() if warmup is not None else "")
+
+    def _warmup_news(self) -> None:
+        """While the critic warms up: its curve in the run folder; the line that says it has ended."""
+        warmup = self.model.warmup
+        if warmup is None or len(warmup.rows) == self._warmup_seen:
+            return
+        self._warmup_seen = len(warmup.rows)
+        with interrupts_deferred():
+            curve.write_csv(self.config.run_dir / WARMUP_FILE, ("steps", "explained_variance"), warmup.rows)
+        if not warmup.active:
+            self.progress.say(
+                f"critic warm-up over at step {warmup.rows[-1][0]:,} ({len(warmup.rows)} rollouts): explained "
+                f"variance {warmup.rows[-1][1]:.3f}, best {warmup.best:.3f}; the actor learns from here"
+            )
 
     def _log_games(self) -> None:
         if self._finished:
@@ -334,8 +415,8 @@ def _evaluation_row(name: str, row: Any, step: int, config: TrainConfig) -> None
         raise ValueError(f"{name} must be 6 values, got {brief(row)}")
     count(f"{name}: steps", row[0], 0, step)
     number(f"{name}: minutes", row[1], 0.0)
-    if not isinstance(row[2], str) or row[2] not in config.eval_opponents:
-        raise ValueError(f"{name}: bot must be one of eval_opponents {config.eval_opponents}, got {brief(row[2])}")
+    if not isinstance(row[2], str) or row[2] not in curve_bots(config):
+        raise ValueError(f"{name}: bot must be one of {curve_bots(config)}, got {brief(row[2])}")
     for value in row[3:]:
         number(f"{name}: rates", value, 0.0, 1.0)
 
@@ -390,7 +471,7 @@ def _restore(
             raise ValueError(f"the tables must be {'in play' if step else 'as built'} at step {step:,}")
         _restore_monitor(env, state["env_state"]["monitor"], step)
         _restore_counters(model, state["sb3"], step, observations)
-        trainer.restore(state["trainer"], step)
+        trainer.restore(state["trainer"], step, model.warmup)
         if trainer.tables.league.taken != trainer.next_snapshot // config.snapshot_every - 1:
             raise ValueError("the league's snapshots must be those the trainer's schedule has taken")
     except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as err:
@@ -411,7 +492,7 @@ def _sizes(config: TrainConfig, env: VecMonitor, model: MaskablePPO, step: int) 
     game = sum(a.nbytes for a in env.unwrapped.game.get_state().values())
     networks = actor * (1 + config.max_snapshots)  # the league's current policy and snapshots
     arrays = rollout + networks + game + 8 * n * inputs + MISC_BYTES
-    rows = len(config.eval_opponents) * (2 + step // config.eval_every + step // (n * config.n_steps))
+    rows = len(curve_bots(config)) * (2 + step // config.eval_every + step // (n * config.n_steps))
     json_bytes = MISC_BYTES + 1024 * n + 256 * rows  # per table: an opponent and a bot's state; evaluations
     # weights and Adam's moments; SB3's data: the spaces, _last_obs (and from versions before 2026-12 a rollout buffer
     # and a policy copy of overlapped runs, base64)
@@ -441,8 +522,9 @@ def _restore_counters(model: MaskablePPO, counters: Any, step: int, observations
     if overlapped and (counters["pending_rollout"] is None) != (step == 0):
         raise ValueError("an overlapped run's checkpoint holds a rollout collected ahead once PPO has begun, only then")
     trained = step - rollout if overlapped and step else step
-    updates = model.n_epochs * (trained // rollout)  # n_epochs passes over each rollout trained on
-    count("sb3 _n_updates", counters["_n_updates"], updates, updates)
+    updates = model.n_epochs * (trained // rollout)  # n_epochs passes over each rollout trained on...
+    fewest = trained // rollout if model.target_kl else updates  # ...or with target_kl, at least one
+    count("sb3 _n_updates", counters["_n_updates"], fewest, updates)
     count("sb3 _episode_num", counters["_episode_num"], 0, step)
     if step == 0:  # before learn(): SB3 has set none of them
         if any(counters[name] is not None for name in SB3_COUNTERS[3:]):

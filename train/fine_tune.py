@@ -1,0 +1,161 @@
+"""PPO that starts from a network without losing it: the critic first, then anchored steps.
+
+Every PPO run that began from a distilled network ended below it (docs/results.md, "Fine-tuning"):
+the actor was the network's, the critic random, so the first updates followed the noise of a
+critic that knew nothing, with one rate for both and nothing holding the actor near its start.
+:class:`FineTunePPO` is MaskablePPO with the recipe's parts, each an option of the config
+(configs/default.yaml):
+
+1. **Critic warm-up** (``critic_warmup_steps``): while it lasts, each rollout trains the critic
+   alone (value loss, PPO's epochs and minibatches) and the actor stays exactly the start policy,
+   which keeps playing; it ends once the critic's explained variance on fresh rollouts has not
+   risen by ``WARMUP_MIN_GAIN`` for ``WARMUP_PATIENCE`` rollouts, or at the cap. Its curve is
+   ``warmup.csv`` in the run folder and ``warmup/explained_variance`` in tensorboard.
+2. **Anchor** (``student_pull``, :mod:`train.pull`): a cross-entropy pass toward the start policy
+   after each update, constant unless ``student_pull_steps`` fades it.
+3. **Separate rates** (``critic_learning_rate``): the critic's own Adam rate in its own parameter
+   group (0: PPO's ``learning_rate`` for both, one group as SB3 builds it).
+4. SB3's own ``target_kl`` (an update's epochs stop once the policy has moved that far) and
+   ``normalize_advantage``, passed through from the config.
+
+Only a run that starts from a network warms its critic up (a new actor has nothing to keep).
+The warm-up's state is plain data in the checkpoints (:meth:`CriticWarmup.state`), so a resumed
+run goes on exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import explained_variance
+
+from allfours_env.checks import count, keys, like, number
+
+from .pull import Pull
+
+WARMUP_PATIENCE = 2  # rollouts without a gain before the warm-up ends
+WARMUP_MIN_GAIN = 0.005  # of explained variance: a smaller rise is noise between rollouts
+WARMUP_FILE = "warmup.csv"
+
+
+class CriticWarmup:
+    """When the critic trains alone, and how far it has got (see the module docstring)."""
+
+    def __init__(self, max_steps: int):
+        self.max_steps = max_steps
+        self.active = max_steps > 0
+        self.best = -np.inf  # the best explained variance so far
+        self.stale = 0  # rollouts since it last rose by WARMUP_MIN_GAIN
+        self.rows: list[tuple[int, float]] = []  # (step, explained variance) of each warm-up rollout
+
+    def record(self, step: int, variance: float) -> None:
+        """A rollout's explained variance at ``step`` (PPO steps including it); ends the warm-up when due."""
+        self.rows.append((step, variance))
+        if variance > self.best + WARMUP_MIN_GAIN:
+            self.best, self.stale = variance, 0
+        else:
+            self.stale += 1
+        if self.stale >= WARMUP_PATIENCE or step >= self.max_steps:
+            self.active = False
+
+    def state(self) -> dict[str, Any]:
+        return {"active": self.active, "best": float(self.best), "stale": self.stale, "rows": list(self.rows)}
+
+    def set_state(self, state: dict[str, Any], step: int) -> None:
+        """Continue from a :meth:`state` of a checkpoint at ``step``; a ValueError names what does not fit."""
+        keys("the critic warm-up's state", state, self.state())
+        if not isinstance(state["active"], bool) or (state["active"] and not self.active):
+            raise ValueError("the critic warm-up's active must be true or false, and false if the run has none")
+        rows = like("the critic warm-up's rows", state["rows"], [])
+        for row in rows:
+            if not isinstance(row, (tuple, list)) or len(row) != 2:
+                raise ValueError("each critic warm-up row must be (step, explained variance)")
+            count("a critic warm-up row's step", row[0], 1, step)
+            number("a critic warm-up row's explained variance", row[1], -1e9, 1.0)
+        best = state["best"]
+        if rows and not (isinstance(best, float) and -1e9 <= best <= 1.0):  # (-inf before the first rollout)
+            raise ValueError(f"the critic warm-up's best must be a number at most 1, got {best!r}")
+        self.active, self.best = state["active"], best
+        self.stale = count("the critic warm-up's stale", state["stale"], 0, WARMUP_PATIENCE)
+        self.rows = [(int(s), float(v)) for s, v in rows]
+
+    def note(self) -> str:
+        """For the progress lines: the critic's latest explained variance while it warms up."""
+        return f"  critic warming up, explained variance {self.rows[-1][1]:.3f}" if self.active and self.rows else ""
+
+
+def critic_parameters(policy: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """The parameters only the value head depends on: the critic's own trunk if it has one, and
+    the value layer (a shared trunk is the actor's)."""
+    own = getattr(policy.features_extractor, "critic_net", None)
+    return [*(own.parameters() if own is not None else ()), *policy.value_net.parameters()]
+
+
+class FineTunePPO(MaskablePPO):
+    """MaskablePPO with the recipe (module docstring). :attr:`pull`, :attr:`warmup` and
+    :attr:`critic_learning_rate` are set by the run after construction; none is saved with the
+    model (the run rebuilds them from its config and keeps the warm-up's state in its checkpoints)."""
+
+    pull: Pull | None = None
+    last_pull_loss: float | None = None
+    warmup: CriticWarmup | None = None
+    critic_learning_rate: float = 0.0
+
+    def separate_rates(self, critic_learning_rate: float) -> None:
+        """Give the critic its own Adam rate: a new optimizer of two parameter groups (actor,
+        critic), before any update."""
+        self.critic_learning_rate = critic_learning_rate
+        critic = {id(p) for p in critic_parameters(self.policy)}
+        actor = [p for p in self.policy.parameters() if id(p) not in critic]
+        groups = [{"params": actor}, {"params": critic_parameters(self.policy), "lr": critic_learning_rate}]
+        self.policy.optimizer = self.policy.optimizer_class(groups, lr=self.lr_schedule(1), **self.policy.optimizer_kwargs)
+
+    def _update_learning_rate(self, optimizers: Any) -> None:
+        super()._update_learning_rate(optimizers)
+        if self.critic_learning_rate:
+            self.policy.optimizer.param_groups[1]["lr"] = self.critic_learning_rate
+            self.logger.record("train/critic_learning_rate", self.critic_learning_rate)
+
+    def train(self) -> None:
+        if self.warmup is not None and self.warmup.active:
+            self._train_critic()
+            return
+        super().train()
+        if self.pull is not None:
+            self.last_pull_loss = self.pull.apply(self)
+            if self.last_pull_loss is not None:
+                self.logger.record("pull/cross_entropy", self.last_pull_loss)
+                self.logger.record("pull/coefficient", self.pull.weight(self.num_timesteps))
+
+    def _train_critic(self) -> None:
+        """The warm-up's update: the value loss alone, over PPO's epochs and minibatches; the
+        actor's parameters get no gradient, so the start policy is untouched."""
+        self.policy.set_training_mode(True)
+        self._update_learning_rate(self.policy.optimizer)
+        buffer = self.rollout_buffer
+        variance = float(explained_variance(buffer.values.flatten(), buffer.returns.flatten()))
+        critic = {id(p) for p in critic_parameters(self.policy)}
+        losses = []
+        for _ in range(self.n_epochs):
+            for data in buffer.get(self.batch_size):
+                values = self.policy.predict_values(data.observations).flatten()
+                loss = torch.nn.functional.mse_loss(data.returns, values)
+                self.policy.optimizer.zero_grad(set_to_none=True)
+                (self.vf_coef * loss).backward()
+                for p in self.policy.parameters():
+                    if id(p) not in critic:
+                        p.grad = None  # Adam skips a parameter without a gradient
+                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
+                self.policy.optimizer.step()
+                losses.append(loss.item())
+        self._n_updates += self.n_epochs
+        self.warmup.record(self.num_timesteps, variance)
+        self.logger.record("warmup/explained_variance", variance)
+        self.logger.record("train/value_loss", float(np.mean(losses)))
+        self.logger.record("train/explained_variance", variance)
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "pull", "last_pull_loss", "warmup", "critic_learning_rate"]
