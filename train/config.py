@@ -433,10 +433,11 @@ def check_opponents(opponents: dict[str, float]) -> None:
 
 
 def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
-    """The weights of the network ``init_policy`` names; a ConfigError unless it is one that an
-    actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
+    """The weights of the network ``init_policy`` names (widened to input ``layout`` if its own is
+    one that ``layout``'s input begins with: :func:`agents.policy.widen`); a ConfigError unless it
+    is one that an actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
     import agents
-    from agents.policy import ACTIVATION_KEY, PolicyBot, hidden_layers
+    from agents.policy import ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, PolicyBot, hidden_layers, widen
 
     try:
         bot = agents.make(spec)
@@ -446,10 +447,10 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
         raise ConfigError(
             f"init_policy must be a network (a policy file, student or pretrained), got {shown(spec)}: a {type(bot).__name__}"
         )
-    weights = bot.weights()
+    weights = widen(bot.weights(), layout) if EXTENDS.get(layout) == bot.layout else bot.weights()
     sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
     activation = str(weights[ACTIVATION_KEY])
-    if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
+    if (int(weights[LAYOUT_KEY]), sizes, activation) != (layout, list(net_arch), "relu"):
         raise ConfigError(
             f"init_policy {shown(spec)} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
             f"takes layout {layout}, net_arch {list(net_arch)} and relu"
