@@ -40,6 +40,17 @@ standing over begging and for giving one over running (in chances of the match, 
 ``MARGIN_SCALE``, clipped to [-1, 1]). A network that reads it can play as the expert from the
 start and learn where to differ.
 
+Input layout 4, :func:`history_input` (``HISTORY_SIZE`` floats), is input layout 3 followed by the
+deal's public history that the compact input drops (:func:`history`, :data:`HISTORY_PIECES`): the
+cards each seat played this deal (``played``, by relative seat), the cards that led their trick,
+who played each card of the current trick (``table_by_seat``), the kicks set aside by runs, and
+each played card's trick number over ``MOST_TRICK_NUMBER`` (0 for a card not played). With the
+seat of every card and the trick it fell in, a network can read one seat's play as search does.
+The deal's bids (stood, begged, gave one, ran) are in the compact input already (its ``state``);
+the kicks set aside say how often the pack was run and which suits were refused. Because layout
+3's floats come first, a layout-3 network reads layout 4 unchanged once its first layer gets
+zero weights for the new floats (:func:`agents.policy.widen`).
+
 Dropped from the compact input: who played each card of the trick (the winner so far and the position are features),
 the cards played by seat (captured cards are ``won``, voids are features), the trick numbers, the
 kicks set aside, and the per-card features that restate the card (game value, rank, trump jack).
@@ -376,3 +387,43 @@ def advised_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Input layout 3 of one observation and its action mask."""
     check_row(observation, mask)
     return batch_advised_input(observation[None], mask[None])[0]
+
+
+# ---------------------------------------------------------------- the public history (layout 4)
+
+MOST_TRICK_NUMBER = 15  # the observation's trick numbers are 4 bits
+HISTORY_PIECES = (  # (name, size) in order, after the advised input
+    ("played", N_SEATS * N_CARDS),  # the observation's piece: every card each relative seat played this deal
+    ("led", N_CARDS),  # the observation's piece: the cards that led their trick
+    ("table_by_seat", N_SEATS * N_CARDS),  # the observation's ``table``: who played each card of the current trick
+    ("kicks_aside", N_CARDS),  # the observation's piece: this deal's kicks set aside by runs
+    ("trick_of_card", N_CARDS),  # each played card's trick number / MOST_TRICK_NUMBER; 0 if not played
+)
+HISTORY_SIZE = ADVISED_SIZE + sum(size for _, size in HISTORY_PIECES)
+_HISTORY_FLAGS = np.concatenate(  # the observation columns the flag pieces copy, in order
+    [np.arange(LAYOUT[name].slice.start, LAYOUT[name].slice.stop) for name in ("played", "led", "table", "kicks_aside")]
+)
+_TRICK_BITS = LAYOUT["trick_number"].slice
+_BIT_VALUES = (2.0 ** np.arange(4)).astype(np.float32)  # 4 bits a card, low bit first
+
+
+def history(observations: np.ndarray) -> np.ndarray:
+    """The public history of this deal (float32[n, HISTORY_SIZE - ADVISED_SIZE], :data:`HISTORY_PIECES`)
+    of n observations: what the compact input drops of what every seat has seen."""
+    n = len(observations)
+    out = np.empty((n, HISTORY_SIZE - ADVISED_SIZE), dtype=np.float32)
+    out[:, : len(_HISTORY_FLAGS)] = observations[:, _HISTORY_FLAGS]
+    numbers = observations[:, _TRICK_BITS].reshape(n, N_CARDS, 4) @ _BIT_VALUES
+    out[:, len(_HISTORY_FLAGS) :] = numbers / np.float32(MOST_TRICK_NUMBER)
+    return out
+
+
+def batch_history_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Input layout 4 (float32[n, HISTORY_SIZE]): the advised input (layout 3), then :func:`history`."""
+    return np.concatenate([batch_advised_input(observations, masks), history(observations)], axis=1)
+
+
+def history_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Input layout 4 of one observation and its action mask."""
+    check_row(observation, mask)
+    return batch_history_input(observation[None], mask[None])[0]

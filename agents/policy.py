@@ -17,7 +17,9 @@ Input layouts: an export records under ``obs_layout`` which policy input its net
 Layout 3 (what ``python -m train`` writes with its default ``policy_input: advised``) is the
 compact input followed by the expert's advice (:func:`agents.features.advised_input`); layout 2
 is the compact input alone (:func:`agents.features.compact_input`); layout 1 is the whole observation followed by every feature
-(:func:`agents.features.policy_input`). An ``.npz`` without a layout (exported before layouts were
+(:func:`agents.features.policy_input`). Layout 4 (``policy_input: history``) is layout 3 followed by
+the deal's public history (:func:`agents.features.history_input`); :func:`widen` turns a layout-3
+network into one of layout 4 that plays the same. An ``.npz`` without a layout (exported before layouts were
 recorded; none ships) is refused. A ``.zip`` records no layout: it is recognised by its input size.
 """
 
@@ -37,9 +39,11 @@ from .base import Observation, SeededBot
 from .features import (
     ADVISED_SIZE,
     COMPACT_SIZE,
+    HISTORY_SIZE,
     N_FEATURES,
     batch_advised_input,
     batch_compact_input,
+    batch_history_input,
     batch_policy_input,
 )
 from .shared.atomic_file import atomic_path
@@ -49,8 +53,14 @@ from .shared.regular_file import open_regular
 OBS_LAYOUT = 1  # the whole observation (OBS_SIZE floats), then the features
 COMPACT_LAYOUT = 2  # agents.features.compact_input
 ADVISED_LAYOUT = 3  # agents.features.advised_input: the compact input, then the expert's advice
-INPUT_SIZES = {OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE, ADVISED_LAYOUT: ADVISED_SIZE}
-POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT}  # a config's policy_input -> input layout
+HISTORY_LAYOUT = 4  # agents.features.history_input: the advised input, then the deal's public history
+INPUT_SIZES = {
+    OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE, ADVISED_LAYOUT: ADVISED_SIZE,
+    HISTORY_LAYOUT: HISTORY_SIZE,
+}  # fmt: skip
+# a config's policy_input -> input layout
+POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT, "history": HISTORY_LAYOUT}
+EXTENDS = {HISTORY_LAYOUT: ADVISED_LAYOUT}  # layout -> the layout whose input its own begins with
 LAYOUT_KEY = "obs_layout"
 ACTIVATION_KEY = "activation"
 MAX_MEMBER_BYTES = 256 * 2**20  # refuse larger members of a policy file (a zip bomb, not a policy)
@@ -101,9 +111,33 @@ def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np
     """The policy inputs (float32[n, input_size(layout)]) of n observations and their masks."""
     if layout == ADVISED_LAYOUT:
         return batch_advised_input(observations, masks)
+    if layout == HISTORY_LAYOUT:
+        return batch_history_input(observations, masks)
     if layout == COMPACT_LAYOUT:
         return batch_compact_input(observations, masks)
     return batch_policy_input(observations, masks)
+
+
+def widen(weights: Weights, layout: int) -> Weights:
+    """``weights`` (checked) as a network of input ``layout``: the same network if it reads that
+    layout already; one of a layout whose input ``layout``'s begins with (:data:`EXTENDS`) gets zero
+    first-layer weights for the inputs that follow, so that it gives the same logits. A ValueError
+    for any other pair."""
+    have = check_weights(weights, "the network to widen")
+    if have == layout:
+        return weights
+    if EXTENDS.get(layout) != have:
+        starts = sorted(new for new, old in EXTENDS.items() if old == have)
+        raise ValueError(
+            f"a network of input layout {have} cannot be made one of layout {layout}"
+            f" (it can be widened to {starts or 'no layout'}: those whose input begins with its own)"
+        )
+    out = dict(weights)
+    key = "w0" if hidden_layers(weights) else "w_out"
+    first = np.asarray(weights[key])
+    out[key] = np.concatenate([first, np.zeros((input_size(layout) - first.shape[0], first.shape[1]), first.dtype)])
+    out[LAYOUT_KEY] = np.array(layout)
+    return out
 
 
 def choose(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:

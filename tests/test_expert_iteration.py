@@ -290,7 +290,9 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"dagger_opponents": ["self", "nobody"]}, "dagger_opponents"),
         ({"distil_eval": {"nobody": 2}}, "distil_eval"),
         ({"distil_eval": {"expert": 0}}, r"distil_eval\['expert'\] must be an integer in \[1, 100,000\], got 0"),
-        ({"distil_loss": "values"}, r"distil_loss must be one of \['logits', 'action'\], got 'values'"),
+        ({"distil_loss": "values"}, r"distil_loss must be one of \['logits', 'action', 'advantage'\], got 'values'"),
+        ({"distil_tau": 0.0}, r"distil_tau must be a finite number in \[0.0001, 100\], got 0.0"),
+        ({"distil_tau": float("inf")}, r"distil_tau must be a finite number in \[0.0001, 100\], got inf"),
         ({"distil_from": "scratch"}, r"distil_from must be one of \['start', 'previous'\], got 'scratch'"),
         ({"distil_epochs": 0}, r"distil_epochs must be an integer in \[1, 10,000\], got 0"),
         ({"distil_suit_copies": -1}, r"distil_suit_copies must be an integer in \[0, 23\] \(0: none\), got -1"),
@@ -302,6 +304,12 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
 def test_bad_expert_iteration_options_are_config_errors(tmp_path: Path, change, message) -> None:
     with pytest.raises(ConfigError, match=message):
         tiny(tmp_path, **change)
+
+
+def test_distil_loss_advantage_fits_at_distil_tau(tmp_path: Path) -> None:
+    assert tiny(tmp_path, distil_loss="advantage", distil_tau=0.02).distil_fit == ("advantage", 0.02)
+    assert tiny(tmp_path, distil_loss="logits", distil_tau=0.02).distil_fit == ("logits", 0.01)  # (its own scale)
+    assert tiny(tmp_path).distil_tau == 0.01 and tiny(tmp_path).distil_loss == "logits"  # the shipped default stays
 
 
 def test_the_labels_a_fit_holds_count_in_the_memory_check(tmp_path: Path) -> None:

@@ -162,7 +162,7 @@ def test_exports_record_the_layout_and_files_without_one_are_refused(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["policy.npz"]  # no temporary file left
     version_less = {k: v for k, v in small_weights().items() if k != LAYOUT_KEY}
     np.savez(tmp_path / "old.npz", **version_less)  # as policies were exported before layouts were recorded
-    with pytest.raises(CheckpointError, match=r"old.npz: no 'obs_layout'.*reads layouts \[1, 2, 3\]"):
+    with pytest.raises(CheckpointError, match=r"old.npz: no 'obs_layout'.*reads layouts \[1, 2, 3, 4\]"):
         load_weights(tmp_path / "old.npz")
     assert int(load_weights(PRETRAINED)[LAYOUT_KEY]) == ADVISED_LAYOUT  # the shipped policy reads the advice
 

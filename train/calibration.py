@@ -37,7 +37,7 @@ from eval import evaluate
 
 from . import expert_iteration as ei
 from . import imitation
-from .config import DISTIL_FITS, TrainConfig
+from .config import TrainConfig
 from .distil import Actor, Labels, SparseRows, fit, read_labels
 from .label_set import FILE_SETTINGS
 from .labels import make_labels
@@ -140,7 +140,7 @@ def _label(config: TrainConfig, start: Path, folder: Path) -> int:
 
 def _fit(config: TrainConfig, policy, folder: Path) -> int:
     labels = _repeated(read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed), FIT_ROWS)
-    loss_kind, temperature = DISTIL_FITS[config.distil_loss]
+    loss_kind, temperature = config.distil_fit
     fit(
         Actor.from_weights(weights_from_policy(policy)), labels, temperature, 1, config.distil_learning_rate, 0.0,
         seed=config.seed, loss_kind=loss_kind, say=lambda _: None,

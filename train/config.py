@@ -34,8 +34,11 @@ HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/lea
 # distil_loss -> train.distil.fit's loss and temperature, how a round fits its student
 # (train/expert_iteration.py): "logits" regresses each legal logit on its searched value, a chance
 # of the match of 0.01 above the legal mean being one logit; "action" is cross-entropy toward the
-# action search played
-DISTIL_FITS = {"logits": ("logits", 0.01), "action": ("cross_entropy", 0.0)}
+# action search played; "advantage" is cross-entropy toward the round's starting network's policy
+# tilted by the searched values at temperature distil_tau (None here: the config's)
+DISTIL_FITS = {"logits": ("logits", 0.01), "action": ("cross_entropy", 0.0), "advantage": ("advantage", None)}
+MIN_TEMPERATURE = 1e-4  # below it (but 0) the targets of the logits loss pass float32's range
+MAX_TEMPERATURE = 100.0  # chances of the match: far beyond it every target is uniform (or the prior)
 # distil_from: what a round fits. "start": the warm start's actor on every label made so far;
 # "previous": the previous round's student on its own round's labels (each round one step on)
 DISTIL_STARTS = ("start", "previous")
@@ -129,6 +132,7 @@ class TrainConfig(Options):
     label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
+    distil_tau: float  # advantage: the temperature that tilts the prior by the searched values
     distil_from: str  # start: the warm start on every label so far; previous: the last student on its round's labels
     distil_epochs: int
     distil_suit_copies: int
@@ -189,6 +193,12 @@ class TrainConfig(Options):
     def layout(self) -> int:
         """The input layout of the policy (agents.policy)."""
         return POLICY_INPUTS[self.policy_input]
+
+    @property
+    def distil_fit(self) -> tuple[str, float]:
+        """train.distil.fit's loss and temperature for ``distil_loss`` (:data:`DISTIL_FITS`)."""
+        loss_kind, temperature = DISTIL_FITS[self.distil_loss]
+        return loss_kind, self.distil_tau if temperature is None else temperature
 
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
@@ -256,6 +266,7 @@ RANGES = {
     "learning_rate": Range(0.0, 1.0, low_allowed=False),
     "imitation_learning_rate": Range(0.0, 1.0, low_allowed=False),
     "distil_learning_rate": Range(0.0, 1.0, low_allowed=False),
+    "distil_tau": Range(MIN_TEMPERATURE, MAX_TEMPERATURE),
     "gamma": Range(0.0, 1.0),
     "gae_lambda": Range(0.0, 1.0),
     "clip_range": Range(0.0, 1.0, low_allowed=False),
@@ -443,10 +454,11 @@ def check_opponents(opponents: dict[str, float]) -> None:
 
 
 def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
-    """The weights of the network ``init_policy`` names; a ConfigError unless it is one that an
-    actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
+    """The weights of the network ``init_policy`` names (widened to input ``layout`` if its own is
+    one that ``layout``'s input begins with: :func:`agents.policy.widen`); a ConfigError unless it
+    is one that an actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
     import agents
-    from agents.policy import ACTIVATION_KEY, PolicyBot, hidden_layers
+    from agents.policy import ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, PolicyBot, hidden_layers, widen
 
     try:
         bot = agents.make(spec)
@@ -456,10 +468,10 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
         raise ConfigError(
             f"init_policy must be a network (a policy file, student or pretrained), got {shown(spec)}: a {type(bot).__name__}"
         )
-    weights = bot.weights()
+    weights = widen(bot.weights(), layout) if EXTENDS.get(layout) == bot.layout else bot.weights()
     sizes = [int(weights[f"w{i}"].shape[1]) for i in range(hidden_layers(weights))]
     activation = str(weights[ACTIVATION_KEY])
-    if (bot.layout, sizes, activation) != (layout, list(net_arch), "relu"):
+    if (int(weights[LAYOUT_KEY]), sizes, activation) != (layout, list(net_arch), "relu"):
         raise ConfigError(
             f"init_policy {shown(spec)} has input layout {bot.layout}, layers {sizes} and {activation}; the actor "
             f"takes layout {layout}, net_arch {list(net_arch)} and relu"

@@ -6,8 +6,19 @@ chosen layout (:func:`agents.policy.batch_inputs`), and fits an actor MLP by cro
 the softmax of the searched values over the legal actions at ``temperature`` (a chance of the
 match: at 0.01, an action 1% likelier to win the match weighs e times more), or, at temperature 0,
 toward the action search played (the best value unless it beats the expert's by less than search's
-margin). With ``--suit-copies K`` each decision is fitted K more times with its suits relabelled
-at random (suits have no order, so a relabelled position has the same values on the relabelled
+margin). ``--loss advantage`` keeps the starting network's own policy and tilts it by the searched
+values: the target is π' ∝ π_prior · exp(Â/τ) over the legal actions (advantage-weighted
+regression's and MPO's operator), π_prior the policy of the network the fit starts from (``--init``'s,
+or a new network's near-uniform one) at each decision, computed once before the fit and fixed, Â each
+action's searched value above π_prior's mean of them, τ ``--tau`` (a chance of the match, like
+``--temperature``): τ → ∞ keeps the prior, τ → 0 is search's best value. (A label holds each
+action's mean over the worlds and not its spread, so no weighting by a label's standard error is
+possible; ``--deviation-weight`` weighs the decisions where search left the player's choice: where
+the player is search's ``keep``, those whose values ``confirm`` averaged over more worlds.)
+``--input`` picks the input layout; with ``--init``, a network of a layout that the chosen one
+extends is widened to it first, playing the same (:func:`agents.policy.widen`: e.g. ``--init
+student_v3.npz --input history``). With ``--suit-copies K`` each decision is fitted K more times
+with its suits relabelled at random (suits have no order, so a relabelled position has the same values on the relabelled
 actions: free labels, the network told that suits are alike). A held-out part of the labels
 (``--holdout``, each decision with its relabellings) measures each epoch: how often the student
 plays search's action, and its regret, the searched value of search's best action minus that of
@@ -38,7 +49,6 @@ from torch import nn
 
 from agents.policy import (
     ACTIVATION_KEY,
-    ADVISED_LAYOUT,
     LAYOUT_KEY,
     CheckpointError,
     Weights,
@@ -47,6 +57,7 @@ from agents.policy import (
     input_size,
     load_weights,
     save_weights,
+    widen,
 )
 from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thread
 from allfours_env import N_ACTIONS
@@ -59,6 +70,8 @@ from .config import (
     MAX_LAYER,
     MAX_SEED,
     MAX_SUIT_COPIES,
+    MAX_TEMPERATURE,
+    MIN_TEMPERATURE,
     POLICY_INPUTS,
     ConfigError,
     check_needs,
@@ -69,6 +82,7 @@ from .label_set import check_sets, iter_shards
 from .sparse_input import SparseInputLinear
 
 CHUNK = 4096  # rows turned into policy inputs at a time
+DEFAULT_INPUT = "advised"  # --input of a new network
 
 
 BLOCK = 1 << 24  # non-zeros a block of SparseRows holds (32 MB of columns, 32 MB of values)
@@ -264,9 +278,34 @@ def evaluate(actor: Actor, labels: Labels, rows: np.ndarray) -> str:
     )
 
 
-def targets(labels: Labels, rows: np.ndarray, loss_kind: str, temperature: float) -> np.ndarray:
-    """What the student's outputs are fitted to at ``rows`` (made a batch at a time: labels are large)."""
+def log_policy(actor: Actor, labels: Labels) -> np.ndarray:
+    """``actor``'s log-probabilities (float32 (n, 56), -inf where illegal) at every row of ``labels``."""
+    out = np.empty(labels.masks.shape, np.float32)
+    with torch.no_grad():
+        for i in range(0, len(out), CHUNK):
+            rows = np.arange(i, min(i + CHUNK, len(out)))
+            logits = actor(torch.from_numpy(labels.inputs.dense(rows)))
+            out[rows] = torch.log_softmax(logits.masked_fill(~torch.from_numpy(labels.masks[rows]), -np.inf), 1).numpy()
+    return out
+
+
+def advantage_targets(values: np.ndarray, masks: np.ndarray, log_prior: np.ndarray, tau: float) -> np.ndarray:
+    """π' ∝ π_prior · exp(Â/τ) on the legal actions, 0 elsewhere: Â = value - Σ π_prior · value, the
+    advantage over the prior's own play. Any one number taken from every action's value of a row
+    cancels in the normalisation, so the sum is computed as log π_prior + value/τ less its largest."""
+    scaled = np.where(masks, log_prior + np.nan_to_num(values, nan=0.0).astype(np.float64) / tau, -np.inf)
+    p = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def targets(
+    labels: Labels, rows: np.ndarray, loss_kind: str, temperature: float, log_prior: np.ndarray | None = None
+) -> np.ndarray:
+    """What the student's outputs are fitted to at ``rows`` (made a batch at a time: labels are large);
+    ``log_prior`` (every row's, :func:`log_policy`) for the advantage loss."""
     values = labels.values[rows]
+    if loss_kind == "advantage":
+        return advantage_targets(values, labels.masks[rows], log_prior[rows], temperature)
     if loss_kind == "logits":  # each legal action's logit regressed on its value above the legal mean, / temperature
         return np.nan_to_num((values - np.nanmean(values, axis=1, keepdims=True)) / (temperature or 0.01), nan=0.0)
     if temperature:
@@ -280,7 +319,10 @@ def fit(
     on_batch: Callable[[int], None] | None = None,
 ) -> None:  # fmt: skip
     """Fit ``actor`` to the labels (``holdout`` of the decisions held out, with their relabellings,
-    to report on); ``on_batch(rows)`` after each batch: ``epochs`` times the rows not held out in all."""
+    to report on); ``on_batch(rows)`` after each batch: ``epochs`` times the rows not held out in all.
+    ``loss_kind``: cross_entropy (toward search's action at temperature 0, else the softmax of the
+    values), logits, or advantage (toward ``actor``'s own policy before the fit tilted by the values
+    at ``temperature``: :func:`advantage_targets`)."""
     rng = np.random.default_rng(seed)  # (torch's global generator is the caller's: PPO's, in a training run)
     originals = np.flatnonzero(~labels.is_copy)  # the row of each labelled decision, in order
     order = rng.permutation(len(originals))
@@ -291,6 +333,7 @@ def fit(
     train = np.concatenate([originals[order[n_test:]], np.flatnonzero(labels.is_copy & ~held_out[labels.source])])
     # the decisions where search differs from the player are the ones that teach something new
     weights = np.where(labels.search_actions != labels.player_actions, deviation_weight, 1.0).astype(np.float32)
+    log_prior = log_policy(actor, labels) if loss_kind == "advantage" else None  # the start's, fixed
     optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
     if n_test:
         say(f"before: held out: {evaluate(actor, labels, test)}")
@@ -302,7 +345,7 @@ def fit(
             idx = shuffled[i : i + batch]
             x = torch.from_numpy(labels.inputs.dense(idx))
             mask = torch.from_numpy(labels.masks[idx])
-            target = torch.from_numpy(targets(labels, idx, loss_kind, temperature))
+            target = torch.from_numpy(targets(labels, idx, loss_kind, temperature, log_prior))
             if loss_kind == "logits":
                 out = actor(x)
                 out = out - (out * mask).sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True)
@@ -324,9 +367,8 @@ def fit(
         say(f"{text} ({time.monotonic() - start:.0f} s)")
 
 
-MIN_TEMPERATURE = 1e-4  # below it (but 0) the targets of the logits loss pass float32's range
-MAX_TEMPERATURE = 100.0  # chances of the match: far beyond it every target is uniform
 MAX_WEIGHT = 1e6
+PRIOR_BYTES = 4 * N_ACTIONS  # a row's log-probabilities under the starting network (the advantage loss)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,8 +391,9 @@ def main(argv: list[str] | None = None) -> int:
             f"input layout {layout}",
             file=sys.stderr,
         )
+        temperature = args.tau if args.loss == "advantage" else args.temperature
         fit(
-            actor, labels, args.temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss,
+            actor, labels, temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss,
             args.deviation_weight, say=lambda t: print(t, file=sys.stderr),
         )  # fmt: skip
         save_weights(actor.weights(layout), args.out)
@@ -376,8 +419,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--init", help="start from this policy file's actor (its layout and sizes)")
     parser.add_argument("--hidden", default="256,256", help="hidden layer sizes without --init (default 256,256)")
     parser.add_argument(
-        "--input", choices=tuple(POLICY_INPUTS), default="advised",
-        help="the policy input without --init: advised (with the expert's advice) or compact (without)",
+        "--input", choices=tuple(POLICY_INPUTS),
+        help="the policy input: advised (with the expert's advice; the default without --init), compact "
+        "(without), history (advised and the deal's public history); with --init, its network widened to it",
     )  # fmt: skip
     parser.add_argument(
         "--temperature", type=float, default=0.01,
@@ -385,8 +429,14 @@ def _parser() -> argparse.ArgumentParser:
         "0: the action search played",
     )  # fmt: skip
     parser.add_argument(
-        "--loss", choices=("cross_entropy", "logits"), default="cross_entropy",
-        help="cross_entropy toward the targets, or logits: regress each legal logit on its value above the mean / temperature",
+        "--loss", choices=("cross_entropy", "logits", "advantage"), default="cross_entropy",
+        help="cross_entropy toward the targets; logits: regress each legal logit on its value above the mean / "
+        "temperature; advantage: toward the --init network's policy tilted by exp(value / tau)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tau", type=float, default=0.01,
+        help=f"the advantage loss's temperature, a chance of the match (default 0.01; {MIN_TEMPERATURE:g}.."
+        f"{MAX_TEMPERATURE:g}): an action that much better weighs e times more than the prior gives it",
     )  # fmt: skip
     parser.add_argument(
         "--deviation-weight", type=float, default=1.0,
@@ -418,15 +468,19 @@ def check_options(args: argparse.Namespace) -> list[int]:
         raise ConfigError("--holdout must be below 1: a share held out leaves the rest to fit")
     if args.temperature != 0:
         check_range("--temperature", args.temperature, MIN_TEMPERATURE, MAX_TEMPERATURE)
+    check_range("--tau", args.tau, MIN_TEMPERATURE, MAX_TEMPERATURE)
     check_range("--deviation-weight", args.deviation_weight, 0.0, MAX_WEIGHT, low_allowed=False)
     check_range("--suit-copies", args.suit_copies, 0, MAX_SUIT_COPIES)
     check_range("--seed", args.seed, 0, MAX_SEED)
     check_npz_out(args.out)
     hidden = _hidden_sizes(args.hidden)
     counts = sum(settings.count for settings in check_sets(args.labels))
-    needs = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * counts * (1 + args.suit_copies)}
+    rows = counts * (1 + args.suit_copies)
+    needs = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * rows}
+    if args.loss == "advantage":
+        needs["the starting network's policy at every label (--loss advantage)"] = PRIOR_BYTES * rows
     if not args.init:  # (--init's network is the file's, whose size its reader checked)
-        needs |= network_needs([input_size(POLICY_INPUTS[args.input]), *hidden, N_ACTIONS])
+        needs |= network_needs([input_size(POLICY_INPUTS[args.input or DEFAULT_INPUT]), *hidden, N_ACTIONS])
     check_needs(needs, lead="these labels and the network need")
     return hidden
 
@@ -444,11 +498,14 @@ def _hidden_sizes(text: str) -> list[int]:
 
 
 def _start(args: argparse.Namespace, hidden: list[int]) -> tuple[Actor, int]:
-    """The actor to fit and its input layout: ``--init``'s, or a new one of ``hidden`` and ``--input``."""
+    """The actor to fit and its input layout: ``--init``'s (widened to ``--input``'s if given), or a
+    new one of ``hidden`` and ``--input``."""
     if args.init:
         weights = load_weights(args.init)
-        return Actor.from_weights(weights), int(weights.get(LAYOUT_KEY, ADVISED_LAYOUT))
-    layout = POLICY_INPUTS[args.input]
+        if args.input:
+            weights = widen(weights, POLICY_INPUTS[args.input])  # a ValueError if it cannot be
+        return Actor.from_weights(weights), int(weights[LAYOUT_KEY])
+    layout = POLICY_INPUTS[args.input or DEFAULT_INPUT]
     torch.manual_seed(args.seed)
     return Actor(input_size(layout), hidden, "relu"), layout
 

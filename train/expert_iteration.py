@@ -52,7 +52,7 @@ from allfours_env.rules import Rules
 from eval import evaluate
 
 from . import curve
-from .config import DISTIL_FITS, MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
+from .config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
 from .distil import Actor, fit, read_labels
 from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from .labels import DEFAULT_TABLES, make_labels
@@ -204,7 +204,7 @@ def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int
     ):  # (reading the labels counts in the fit's time)
         labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
         actor = Actor.from_weights(initial)
-        loss_kind, temperature = DISTIL_FITS[config.distil_loss]
+        loss_kind, temperature = config.distil_fit
         fit(
             actor, labels, temperature, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
             seed=config.seed + round_, loss_kind=loss_kind, say=progress.say, on_batch=progress.add,

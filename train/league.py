@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, Weights, batch_inputs, choose
+from agents.policy import POLICY_INPUTS, PolicyBot, Weights, batch_inputs, choose
 from allfours_env.checks import count, keys
 
 from .config import SELF, SNAPSHOT
@@ -43,8 +43,8 @@ class NetworkBot:
 
     def set_weights(self, weights: Weights) -> None:
         policy = PolicyBot(weights, name=self.name)
-        if policy.layout not in (COMPACT_LAYOUT, ADVISED_LAYOUT):
-            raise ValueError("the league plays policies of the compact or advised input layouts")
+        if policy.layout not in POLICY_INPUTS.values():
+            raise ValueError(f"the league plays policies of the input layouts a config names: {POLICY_INPUTS}")
         self.weights, self.policy = weights, policy
 
     def reset(self, seed: int | None = None) -> None:
