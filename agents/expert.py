@@ -4,7 +4,7 @@ Only Jack and Game depend on the card play (High and Low belong to whoever was d
 each legal card is scored by what it is expected to win or lose in this trick (Game value and
 the jack, with the chance that a later player takes the trick from the count of unseen cards
 and the voids shown) minus what the card is worth kept for later. Points are weighed by what
-they do to the chance of winning the match (:mod:`agents.match_model`), so near the target
+they do to the chance of winning the match (:mod:`allfours_env.match_model`), so near the target
 every award counts for what it is worth. Stand/beg and give/run compare the chance of winning
 the match after each option, from a fitted estimate of what the hand makes. The rule variant
 comes from the observation's rules block: the hang-jack and Game points, who takes a Game tie,
@@ -40,11 +40,13 @@ from allfours_env.cards import (
     SUIT_MASK,
     beats,
 )
+from allfours_env import match_model
+from allfours_env.match_model import JACK_POINTS, KICK_CHANCES, MAX_AWARDS, MAX_MODELLED_TARGET, MAX_OPTIONS
 from allfours_env.numba_ints import cache_depends_on, kernels_of
 from allfours_env.observation import OBS_SIZE
 from allfours_env.vector import VectorGame
 
-from . import hand_reading, match_model, rows
+from . import hand_reading, rows
 from .base import Observation, legal_actions
 from .hand_reading import (
     NEXT,
@@ -62,7 +64,6 @@ from .hand_reading import (
     voids_shown,
     winning_play,
 )
-from .match_model import JACK_POINTS, KICK_CHANCES, MAX_AWARDS, MAX_MODELLED_TARGET, MAX_OPTIONS
 from .rows import GIVE_OR_RUN, PLAY, STAND_OR_BEG, TIE_DEALER, TIE_NONE
 
 # Game values are whole numbers: a Game tie that goes to my team (``game_tie``) counts as a

@@ -12,7 +12,7 @@ At each decision with more than one legal action the bot
    table per (world, legal action), and takes each table's candidate action;
 3. plays every table to the end of the deal with the rollout policy, every seat by it, and
    scores it by the chance to win the match from the final score (the match model of
-   :mod:`agents.match_model`; 1 or 0 where the match ended in the deal);
+   :mod:`allfours_env.match_model`; 1 or 0 where the match ended in the deal);
 4. picks the action with the best mean over the worlds (ties: the lowest action id), but keeps
    the expert's own choice (or ``keep``'s) unless the best beats it by more than ``margin`` (a
    chance of the match): with a few dozen worlds most differences between good actions are
@@ -152,7 +152,7 @@ from allfours_env.vector_kernels import TRICK_LEN, TRICKS_PLAYED
 from .base import Bot, Observation, SeededBot, act_rows, legal_actions, make, player_bots
 from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
-from .match_model import MAX_MODELLED_TARGET, match_equity
+from allfours_env.match_model import MAX_MODELLED_TARGET, match_equity
 from .policy import PolicyBot, batch_inputs
 from .program import is_program_spec
 from .search_kernels import rollout_actions, sample_worlds

@@ -73,6 +73,10 @@ Rewards
     points (kick, give one, high, low, jack, hang jack, game) gives its points to both agents
     of the scoring team and minus its points to the other two, at the step where it happens,
     whoever's turn it was; PettingZoo accumulates it until each agent's next turn.
+    ``reward="equity"``: the same steps pay the change the award makes in the team's chance to
+    win the match (:mod:`allfours_env.match_model`; 1 or 0 once it is won), so a match pays its
+    result less the chance at 0-0, as the match counts, while its points come (target_score at
+    most 30).
 
 Arguments
     ``render_mode``: None, "ansi" (``render()`` returns the table as text), "human" (prints it
@@ -81,7 +85,7 @@ Arguments
     shows what one seat may see: ``render_seat`` (default None: the seat to act, seat 0 once
     the deal or match is over; a seat 0..3: always that seat, at the bottom of the picture, so
     a recorded match does not turn with every decision).
-    ``reward``: "match" or "points". ``episode``: "match" (default, a whole match) or "deal"
+    ``reward``: "match", "points" or "equity". ``episode``: "match" (default, a whole match) or "deal"
     (the episode ends after one deal is scored, or earlier if the match ends; with
     ``reward="match"`` a deal episode pays ±1 only if the match ends in it).
     Rule variants: the keys of docs/rules.md table A0 as keyword arguments, e.g.
@@ -121,7 +125,7 @@ from .cards import N_SEATS
 from .engine import DEAL_OVER, EPISODES, MATCH_OVER, N_ACTIONS, Game, check_seed
 from .observation import OBS_SIZE, STATE_SIZE, decode, encode, encode_state, observation_high
 from .render import render_text
-from .rewards import REWARD_MODES, table_gain
+from .rewards import REWARD_MODES, equity_for, table_gain
 from .rules import Rules
 
 EPISODE_MODES = EPISODES
@@ -195,6 +199,7 @@ class raw_env(AECEnv):
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         self.rules = Rules.from_kwargs(**rules)
+        self._equity = equity_for(reward, self.rules)  # "equity": the chances it pays from
         self.render_mode = render_mode
         self.render_seat = render_seat
         self.reward_mode = reward
@@ -273,7 +278,7 @@ class raw_env(AECEnv):
             for a in AGENTS:
                 rewards[a] = 0
             self._rewards_given = False
-        gain = table_gain(game.points, game.winner, self.reward_mode)
+        gain = table_gain(game.points, game.winner, self.reward_mode, game.scores, self._equity)
         if gain:
             self._give(0, gain)
         current = game.current

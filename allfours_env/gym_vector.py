@@ -39,7 +39,8 @@ PettingZoo's classic envs give. Action: ``MultiDiscrete([56] * num_envs)``. The 
 reads); all zero at a table whose episode is over.
 
 Rewards (:func:`allfours_env.rewards.team_gain`, as the AEC env's for the learner's team):
-``reward="match"``, +1 / -1 when the match ends; ``"points"``, every award's points, plus for
+``reward="match"``, +1 / -1 when the match ends; ``"equity"``, each award's change in the team's
+chance to win the match; ``"points"``, every award's points, plus for
 the learner's team and minus for the other, paid at the learner's next step (awards of the
 opponents' turns and the first kick included); each multiplied by ``reward_scale`` (training
 passes ``1 / target_score`` for points: :func:`allfours_env.rewards.points_scale`).
@@ -86,7 +87,7 @@ from .checks import in_range, like
 from .engine import EPISODES, N_ACTIONS
 from .match import Bot
 from .observation import observation_high
-from .rewards import REWARD_MODES, team_gain
+from .rewards import REWARD_MODES, equity_for, team_gain
 from .vector import MAX_TABLES, OTHER_HANDS_SIZE, VectorGame
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
@@ -184,6 +185,7 @@ class AllFoursVectorEnv(VectorEnv):
         self.reward_mode, self.reward_scale, self.episode = reward, float(reward_scale), episode
         self.game = VectorGame(n, episode=episode, **rules)  # bad rule keys or values raise here
         self.rules = self.game.rules
+        self._equity = equity_for(reward, self.rules)  # "equity": the chances it pays from
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
@@ -466,7 +468,8 @@ class AllFoursVectorEnv(VectorEnv):
         """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start,
         zero at the tables that did not move)."""
         sign = np.where(self.team == 0, self.reward_scale, -self.reward_scale)
-        self.pending += team_gain(points, self.game.winner, tables, self.reward_mode) * sign
+        gain = team_gain(points, self.game.winner, tables, self.reward_mode, self.game.scores, self._equity)
+        self.pending += gain * sign
 
     def _end_info(self, info: dict[str, Any], ended: np.ndarray) -> None:
         game = self.game

@@ -14,7 +14,7 @@ The shipped sets (``eval/regret_sets/``, made by the documented commands of
 itself; ``student``, 1,000 of ``student_v3`` playing itself (another kind of play, the positions a
 stronger player reaches). Each legal action was valued by ``search:ms=0,margin=0`` with 512 worlds
 and the expert's rollouts (every seat of the rest of the deal played by the expert from what it
-knows), then the chance to win the match from the deal's end (:mod:`agents.match_model`).
+knows), then the chance to win the match from the deal's end (:mod:`allfours_env.match_model`).
 
 What a set can and cannot see: an action's value is what it is worth if the rest of the deal is
 played as the expert plays it. A bot whose choice pays only through its own different play later

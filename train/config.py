@@ -163,8 +163,8 @@ class TrainConfig(Options):
                 "dagger_opponents must name a bot or self when distil_labels has two or more rounds, "
                 "or one after init_policy"
             )
-        if self.horizon == "deal" and self.reward != "points":
-            raise ConfigError("horizon 'deal' needs reward 'points': a match reward comes only at the match's end")
+        if self.horizon == "deal" and self.reward == "match":
+            raise ConfigError("horizon 'deal' needs reward 'points' or 'equity': a match reward comes only at the match's end")
         if self.distil_loss not in DISTIL_FITS:
             raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
         if self.distil_from not in DISTIL_STARTS:

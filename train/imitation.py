@@ -28,7 +28,7 @@ from agents.policy import batch_inputs, input_size
 from allfours_env import N_ACTIONS
 from allfours_env.arena import Arena
 from allfours_env.cards import N_SEATS
-from allfours_env.rewards import points_scale, team_gain
+from allfours_env.rewards import equity_for, points_scale, team_gain
 from allfours_env.vector import OTHER_HANDS_SIZE as HIDDEN_SIZE
 from allfours_env.vector import VectorGame
 
@@ -72,6 +72,7 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
     next_row = np.full(size, -1, dtype=np.int64)  # the same team's next decision at the same table
     last_row = np.full((RECORD_TABLES, 2), -1, dtype=np.int64)  # each team's latest decision per table
     scale = points_scale(config.reward, game.rules.target_score)
+    equity = equity_for(config.reward, game.rules)
     n = 0
 
     def start(which: np.ndarray) -> None:
@@ -96,7 +97,7 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
         n += take
 
     def stepped(moved: np.ndarray, points: np.ndarray) -> None:
-        gain = team_gain(points, game.winner, moved, config.reward) * scale  # team 0's; team 1's is its negative
+        gain = team_gain(points, game.winner, moved, config.reward, game.scores, equity) * scale  # team 0's; team 1's: its negative
         for team, sign in ((0, 1.0), (1, -1.0)):
             paid = last_row[:, team]
             rewards[paid[paid >= 0]] += sign * gain[paid >= 0]

@@ -16,7 +16,7 @@ what a bot or a person at that seat saw), never the log's hidden cards. Then::
 **What a decision's review holds.** For each legal action: its *chance* (the acting seat's team's
 chance to win the match after it, the rest of the deal played by the expert at every seat in
 ``--worlds`` deals of the unseen cards consistent with what the seat saw, then the match model of
-:mod:`agents.match_model` from the deal's final score) and its *points* (the deal's points of the
+:mod:`allfours_env.match_model` from the deal's final score) and its *points* (the deal's points of the
 seat's team minus the other team's, this deal's kicks and gift included, in the same rollouts).
 The *best* action is the one of the highest chance; the chosen action's *loss* is the chance it
 gave up against the best (0 when it is the best), in points of chance (percentage points).

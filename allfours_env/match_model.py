@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from allfours_env.rules import Rules
+from .rules import Rules
 
 JACK_POINTS = 1  # a Jack saved by its holder's team scores 1 under every variant (A8.3)
 # Points a run's kicks bring, mean 0.62. The same under both kick_points variants: each gives
