@@ -4,18 +4,21 @@ critic has its own rate, and every run keeps its curve against the network it st
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from agents.policy import load_weights, save_weights, weights_from_policy
 from train.config import ConfigError, config_from_dict
-from train.fine_tune import WARMUP_MIN_GAIN, WARMUP_PATIENCE, CriticWarmup, critic_parameters
+from train.fine_tune import (
+    GATE_FILE, WARMUP_MIN_GAIN, WARMUP_PATIENCE, CriticWarmup, critic_parameters, keep_the_better,
+)  # fmt: skip
 from train.pull import Pull
 from train.run import START_CURVE_FILE, make_vec_env, new_model, train
 
+STUDENT = Path(__file__).parent.parent / "agents" / "pretrained" / "student_v3.npz"
 BASE = {
     "run_name": "ft", "imitate": "", "distil_labels": [], "n_envs": 8, "n_steps": 32, "batch_size": 64,
     "n_epochs": 2, "net_arch": [16], "critic_arch": [16], "opponents": {"random": 1.0}, "eval_boards": 2,
@@ -142,4 +145,25 @@ def test_a_run_keeps_its_curve_against_its_start_and_resumes_with_its_warmup(tmp
     assert warmup_rows[0] == "steps,explained_variance" and len(warmup_rows) == 3
     train(config(tmp_path, **{**options, "total_steps": 3 * rollout}), resume=True, progress=False, extend=True)
     assert len((tmp_path / "ft" / "warmup.csv").read_text().splitlines()) == 4  # the warm-up went on where it was
-    torch.set_num_threads(1)
+
+
+def test_the_gate_keeps_the_start_unless_the_trained_network_is_surely_better(tmp_path: Path) -> None:
+    start = load_weights(STUDENT)
+    weak = {**start, "w_out": -start["w_out"], "b_out": -start["b_out"]}  # its preferences reversed: far worse
+    kept, measure = keep_the_better(weak, start, boards=40, rules={}, folder=tmp_path)
+    assert measure["kept"] == "start" and kept is start and measure["points_per_deal"][0] < 0
+    kept, measure = keep_the_better(start, weak, boards=40, rules={}, folder=tmp_path)
+    assert measure["kept"] == "trained" and measure["points_per_deal"][1] > 0
+    assert (tmp_path / GATE_FILE).exists()
+
+
+def test_a_run_from_a_network_writes_the_gates_choice_as_final_npz(tmp_path: Path, start_file: Path) -> None:
+    rollout = BASE["n_envs"] * BASE["n_steps"]
+    run = config(tmp_path, init_policy=str(start_file), critic_warmup_steps=0, total_steps=rollout,
+                 final_gate_boards=6, learning_rate=0.01)  # fmt: skip
+    train(run, progress=False)
+    gate = json.loads((run.run_dir / GATE_FILE).read_text())
+    final, start = load_weights(run.run_dir / "final.npz"), load_weights(run.run_dir / "start.npz")
+    assert gate["boards"] == 6 and gate["kept"] in ("start", "trained")
+    same = all(np.array_equal(final[k], start[k]) for k in start)
+    assert same == (gate["kept"] == "start")  # (PPO at this rate moved the actor: test_after_the_warmup_the_actor_learns)

@@ -148,6 +148,7 @@ class TrainConfig(Options):
     target_kl: float
     normalize_advantage: bool
     start_eval_boards: int
+    final_gate_boards: int
     checkpoint_minutes: float
     max_minutes: float
 
@@ -255,6 +256,7 @@ RANGES = {
     "student_pull_steps": Range(0, MAX_STEPS, zero="constant"),
     "critic_warmup_steps": Range(0, MAX_STEPS, zero="none"),
     "start_eval_boards": Range(0, MAX_EVAL_BOARDS, zero="none"),
+    "final_gate_boards": Range(0, MAX_EVAL_BOARDS, zero="none: final.npz is PPO's"),
     "eval_every": Range(1, MAX_STEPS),
     "eval_boards": Range(1, MAX_EVAL_BOARDS),
     "checkpoint_every": Range(1, MAX_STEPS),

@@ -17,6 +17,10 @@ critic that knew nothing, with one rate for both and nothing holding the actor n
    group (0: PPO's ``learning_rate`` for both, one group as SB3 builds it).
 4. SB3's own ``target_kl`` (an update's epochs stop once the policy has moved that far) and
    ``normalize_advantage``, passed through from the config.
+5. **The gate** (``final_gate_boards``): at the end, PPO's network plays the start on that many
+   board pairs that no training or curve uses; ``final.npz`` is PPO's network only if its paired
+   points a deal are above the start's with 95% confidence, else the start (``final_gate.json``
+   says which and why). A run from a network so never ends below it.
 
 Only a run that starts from a network warms its critic up (a new actor has nothing to keep).
 The warm-up's state is plain data in the checkpoints (:meth:`CriticWarmup.state`), so a resumed
@@ -27,11 +31,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+from pathlib import Path
+
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import explained_variance
 
+from agents.policy import PolicyBot, Weights
+from agents.shared.atomic_file import write_text
 from allfours_env.checks import count, keys, like, number
 
 from .pull import Pull
@@ -39,6 +48,8 @@ from .pull import Pull
 WARMUP_PATIENCE = 2  # rollouts without a gain before the warm-up ends
 WARMUP_MIN_GAIN = 0.005  # of explained variance: a smaller rise is noise between rollouts
 WARMUP_FILE = "warmup.csv"
+GATE_FILE = "final_gate.json"
+GATE_FIRST_BOARD = 2 * 10**9  # past every board a curve or an exploit measure plays (eval.exploit: 10**9)
 
 
 class CriticWarmup:
@@ -159,3 +170,24 @@ class FineTunePPO(MaskablePPO):
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "pull", "last_pull_loss", "warmup", "critic_learning_rate"]
+
+
+def keep_the_better(
+    trained: Weights, start: Weights, boards: int, rules: dict[str, Any], folder: Path, on_progress: Any = None
+) -> tuple[Weights, dict[str, Any]]:
+    """The gate (module docstring): ``trained`` if it beats ``start`` in paired points a deal with
+    95% confidence over ``boards`` board pairs from GATE_FIRST_BOARD, else ``start``; the measure
+    is written to ``folder``/GATE_FILE and returned."""
+    from eval import evaluate
+    from eval.stats import mean_interval
+
+    options = {"boards": boards, "first_board": GATE_FIRST_BOARD, "rules": rules, "on_progress": on_progress}
+    result = evaluate(PolicyBot(trained, name="trained"), PolicyBot(start, name="start"), **options)
+    mean, low, high = mean_interval(result.board_points)
+    kept = "trained" if low > 0 else "start"
+    measure = {
+        "boards": boards, "first_board": GATE_FIRST_BOARD, "kept": kept,
+        "points_per_deal": [mean, low, high], "score": [result.win_rate, *result.win_rate_ci],
+    }  # fmt: skip
+    write_text(folder / GATE_FILE, json.dumps(measure, indent=2) + "\n")
+    return (trained if kept == "trained" else start), measure

@@ -86,7 +86,7 @@ from .learner_env import LearnerVecEnv, make_learner_env
 from .network import policy_class, policy_kwargs, set_actor
 from .overlap import PENDING_ARRAYS, OverlappedMaskablePPO
 from .progress import Progress, duration
-from .fine_tune import WARMUP_FILE, CriticWarmup, FineTunePPO
+from .fine_tune import GATE_FILE, WARMUP_FILE, CriticWarmup, FineTunePPO, keep_the_better
 from .pull import Pull
 from .run_folder import command, hold_run
 from .state_checks import numpy_global_state, python_random_state, torch_rng_state
@@ -680,10 +680,13 @@ def train_in_held_run(
                     total_timesteps=remaining, callback=trainer, reset_num_timesteps=learning_starts, tb_log_name=TB_NAME
                 )
         final = run_dir / "final.zip"
+        actor = weights_from_policy(model.policy)
+        if config.final_gate_boards and starts_from_network(config):
+            actor = _gate(config, actor, progress)
         with interrupts_deferred(reraise=False) as interrupted:
             with atomic_path(final) as tmp:
                 model.save(tmp)
-            save_weights(weights_from_policy(model.policy), run_dir / "final.npz")
+            save_weights(actor, run_dir / "final.npz")
             curve.write(run_dir, trainer.evaluations)
         if interrupted:
             say("a stop signal came while the final files were written: the run had finished, and they were written whole")
@@ -705,6 +708,21 @@ def train_in_held_run(
         if trainer is not None:  # this leg's time, for a later --resume (a full disk: the checkpoint's figure)
             with contextlib.suppress(OSError):
                 run_time.write_minutes(run_dir, trainer.minutes())
+
+
+def _gate(config: TrainConfig, trained: Weights, progress: Progress) -> Weights:
+    """The network ``final.npz`` keeps: PPO's or its start, whichever the gate finds better (train/fine_tune.py)."""
+    boards = config.final_gate_boards
+    start = load_weights(config.run_dir / START_FILE)
+    with progress.phase("the gate: PPO's network against its start", "boards", boards):
+        kept, measure = keep_the_better(trained, start, boards, config.rules, config.run_dir, progress.add)
+    mean, low, high = measure["points_per_deal"]
+    progress.say(
+        f"the gate: PPO's network against its start {mean:+.3f} [{low:+.3f}, {high:+.3f}] points a deal over "
+        f"{boards:,} board pairs: final.npz is {'PPO' if measure['kept'] == 'trained' else 'the start'}'s network "
+        f"({GATE_FILE}; final.zip stays PPO's, for --resume)"
+    )
+    return kept
 
 
 def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
