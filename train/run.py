@@ -35,7 +35,13 @@ Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout
 ``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
 finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>`` and
 ``eval/win_rate_high_vs_<bot>`` (its 95% interval over board pairs), ``eval/point_diff_per_deal_vs_<bot>``;
-``time/steps_per_second``.
+``start/score``, ``start/low``, ``start/high``, ``start/points_per_deal``, ``start/points_low``,
+``start/points_high`` (the learner against the network PPO started from, ``start_curve.csv``);
+``warmup/explained_variance`` (the critic's warm-up, ``warmup.csv``); ``time/steps_per_second``.
+
+A run that starts from a network is fine-tuned (:mod:`train.fine_tune`): the critic warms up
+first, the actor stays anchored to its start, and at the end the gate keeps PPO's network as
+``final.npz`` only if it beats the start (``final_gate.json``).
 """
 
 from __future__ import annotations
