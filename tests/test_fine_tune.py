@@ -13,8 +13,9 @@ import pytest
 from agents.policy import load_weights, save_weights, weights_from_policy
 from train.config import ConfigError, config_from_dict
 from train.fine_tune import (
-    GATE_FILE, WARMUP_MIN_GAIN, WARMUP_PATIENCE, CriticWarmup, critic_parameters, keep_the_better,
+    GATE_FILE, WARMUP_MIN_GAIN, WARMUP_PATIENCE, CriticWarmup, keep_the_better,
 )  # fmt: skip
+from train.network import critic_parameters
 from train.pull import Pull
 from train.run import START_CURVE_FILE, make_vec_env, new_model, train
 

@@ -4,6 +4,7 @@ resumes exactly and reloads as a bot."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -149,7 +150,10 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
         train_main([*common, "--run-name", "whole"])
     assert "already holds a run" in capsys.readouterr().err
     # Reloaded as bots, from the SB3 checkpoint and from the export, they agree and play legally.
-    sb3_bot, numpy_bot = agents.make(str(whole / "final.zip")), agents.make(str(whole / "final.npz"))
+    sb3_bot, numpy_bot = agents.make(str(whole / "final.zip")), agents.make(str(whole / "ppo.npz"))
+    kept = json.loads((whole / "final_gate.json").read_text())["kept"]  # the gate: PPO's network or its start
+    final = np.load(whole / "final.npz")
+    assert all(np.array_equal(final[k], np.load(whole / ("ppo.npz" if kept == "trained" else "start.npz"))[k]) for k in final.files)
 
     def agree(decision: Decision) -> None:
         assert numpy_bot.act(decision.observation) == decision.action

@@ -14,7 +14,8 @@ critic that knew nothing, with one rate for both and nothing holding the actor n
 2. **Anchor** (``student_pull``, :mod:`train.pull`): a cross-entropy pass toward the start policy
    after each update, constant unless ``student_pull_steps`` fades it.
 3. **Separate rates** (``critic_learning_rate``): the critic's own Adam rate in its own parameter
-   group (0: PPO's ``learning_rate`` for both, one group as SB3 builds it).
+   group, built with the policy (:class:`train.network.SharedPolicy`; 0: PPO's ``learning_rate`` for
+   both, one group as SB3 builds it).
 4. SB3's own ``target_kl`` (an update's epochs stop once the policy has moved that far) and
    ``normalize_advantage``, passed through from the config.
 5. **The gate** (``final_gate_boards``): at the end, PPO's network plays the start on that many
@@ -29,10 +30,9 @@ run goes on exactly.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,6 +43,7 @@ from agents.policy import PolicyBot, Weights
 from agents.shared.atomic_file import write_text
 from allfours_env.checks import count, keys, like, number
 
+from .network import critic_parameters
 from .pull import Pull
 
 WARMUP_PATIENCE = 2  # rollouts without a gain before the warm-up ends
@@ -98,37 +99,22 @@ class CriticWarmup:
         return f"  critic warming up, explained variance {self.rows[-1][1]:.3f}" if self.active and self.rows else ""
 
 
-def critic_parameters(policy: torch.nn.Module) -> list[torch.nn.Parameter]:
-    """The parameters only the value head depends on: the critic's own trunk if it has one, and
-    the value layer (a shared trunk is the actor's)."""
-    own = getattr(policy.features_extractor, "critic_net", None)
-    return [*(own.parameters() if own is not None else ()), *policy.value_net.parameters()]
-
-
 class FineTunePPO(MaskablePPO):
-    """MaskablePPO with the recipe (module docstring). :attr:`pull`, :attr:`warmup` and
-    :attr:`critic_learning_rate` are set by the run after construction; none is saved with the
-    model (the run rebuilds them from its config and keeps the warm-up's state in its checkpoints)."""
+    """MaskablePPO with the recipe (module docstring); the critic's own rate is the policy's
+    (:class:`train.network.SharedPolicy`). :attr:`pull` and :attr:`warmup` are set by the run after
+    construction; neither is saved with the model (the run rebuilds them from its config and keeps
+    the warm-up's state in its checkpoints)."""
 
     pull: Pull | None = None
     last_pull_loss: float | None = None
     warmup: CriticWarmup | None = None
-    critic_learning_rate: float = 0.0
-
-    def separate_rates(self, critic_learning_rate: float) -> None:
-        """Give the critic its own Adam rate: a new optimizer of two parameter groups (actor,
-        critic), before any update."""
-        self.critic_learning_rate = critic_learning_rate
-        critic = {id(p) for p in critic_parameters(self.policy)}
-        actor = [p for p in self.policy.parameters() if id(p) not in critic]
-        groups = [{"params": actor}, {"params": critic_parameters(self.policy), "lr": critic_learning_rate}]
-        self.policy.optimizer = self.policy.optimizer_class(groups, lr=self.lr_schedule(1), **self.policy.optimizer_kwargs)
 
     def _update_learning_rate(self, optimizers: Any) -> None:
         super()._update_learning_rate(optimizers)
-        if self.critic_learning_rate:
-            self.policy.optimizer.param_groups[1]["lr"] = self.critic_learning_rate
-            self.logger.record("train/critic_learning_rate", self.critic_learning_rate)
+        rate = getattr(self.policy, "critic_learning_rate", 0.0)  # (train/network.py's policies)
+        if rate:
+            self.policy.optimizer.param_groups[1]["lr"] = rate
+            self.logger.record("train/critic_learning_rate", rate)
 
     def train(self) -> None:
         if self.warmup is not None and self.warmup.active:
@@ -169,7 +155,7 @@ class FineTunePPO(MaskablePPO):
         self.logger.record("train/explained_variance", variance)
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "pull", "last_pull_loss", "warmup", "critic_learning_rate"]
+        return [*super()._excluded_save_params(), "pull", "last_pull_loss", "warmup"]
 
 
 def keep_the_better(

@@ -79,8 +79,39 @@ class _Split(torch.nn.Module):
         return features[:, self.latent_dim_pi :]
 
 
-class SplitPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's policy with :class:`Trunks`: the action head reads the actor's trunk, the value head the critic's."""
+def critic_parameters(policy: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """The parameters only the value head depends on: the critic's own trunk if it has one, and
+    the value layer (a shared trunk is the actor's)."""
+    own = getattr(policy.features_extractor, "critic_net", None)
+    return [*(own.parameters() if own is not None else ()), *policy.value_net.parameters()]
+
+
+class SharedPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's policy, whose critic may have its own Adam rate (``critic_learning_rate``:
+    two parameter groups, actor then critic; 0: one group at PPO's rate, as SB3 builds it). The
+    groups are built with the policy, so SB3's own ``MaskablePPO.load`` builds the same optimizer."""
+
+    def __init__(self, *args: Any, critic_learning_rate: float = 0.0, **kwargs: Any):
+        self.critic_learning_rate = critic_learning_rate
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        if self.critic_learning_rate:
+            critic = critic_parameters(self)
+            owned = {id(p) for p in critic}
+            groups = [
+                {"params": [p for p in self.parameters() if id(p) not in owned]},
+                {"params": critic, "lr": self.critic_learning_rate},
+            ]
+            self.optimizer = self.optimizer_class(groups, lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "critic_learning_rate": self.critic_learning_rate}
+
+
+class SplitPolicy(SharedPolicy):
+    """The policy with :class:`Trunks`: the action head reads the actor's trunk, the value head the critic's."""
 
     def _build_mlp_extractor(self) -> None:
         extractor = self.features_extractor
@@ -88,10 +119,12 @@ class SplitPolicy(MaskableActorCriticPolicy):
 
 
 def policy_class(critic_sizes: list[int]) -> type[MaskableActorCriticPolicy]:
-    return SplitPolicy if critic_sizes else MaskableActorCriticPolicy
+    return SplitPolicy if critic_sizes else SharedPolicy
 
 
-def policy_kwargs(sizes: list[int], critic_sizes: list[int] | None = None, actor_inputs: int = 0) -> dict[str, Any]:
+def policy_kwargs(
+    sizes: list[int], critic_sizes: list[int] | None = None, actor_inputs: int = 0, critic_learning_rate: float = 0.0
+) -> dict[str, Any]:
     """MaskablePPO's ``policy_kwargs``: a shared trunk of ``sizes``, or with ``critic_sizes`` an
     actor trunk over the first ``actor_inputs`` floats and a critic trunk over all (ReLU,
     recorded as such in the checkpoint's metadata so that a ``.zip`` is read back with the right activation)."""
@@ -104,7 +137,8 @@ def policy_kwargs(sizes: list[int], critic_sizes: list[int] | None = None, actor
         }
     else:
         extractor = {"features_extractor_class": Trunk, "features_extractor_kwargs": {"sizes": list(sizes)}}
-    return {**extractor, "share_features_extractor": True, "net_arch": [], "activation_fn": torch.nn.ReLU}
+    rate = {"critic_learning_rate": critic_learning_rate} if critic_learning_rate else {}
+    return {**extractor, **rate, "share_features_extractor": True, "net_arch": [], "activation_fn": torch.nn.ReLU}
 
 
 def set_actor(policy: MaskableActorCriticPolicy, weights: dict[str, Any]) -> None:

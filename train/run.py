@@ -101,6 +101,7 @@ TB_NAME = "tensorboard"
 START_FILE = "start.npz"  # the actor PPO started from (after the warm start and rounds, or init_policy)
 START = "start"  # the start network, as the curve names it (evaluations.csv, start_curve.csv)
 START_CURVE_FILE = "start_curve.csv"
+PPO_FILE = "ppo.npz"  # PPO's own network (final.zip's actor) in a run with the gate, beside the kept final.npz
 START_COLUMNS = ("steps", "minutes", "score", "low", "high", "points_per_deal", "points_low", "points_high")
 # what SB3 keeps besides weights and optimizer to continue exactly (in the checkpoint's state, not its zip's pickles)
 SB3_COUNTERS = (
@@ -153,14 +154,14 @@ def new_model(config: TrainConfig, env: VecMonitor) -> FineTunePPO:
         max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl or None,
         normalize_advantage=config.normalize_advantage,
-        policy_kwargs=policy_kwargs(config.net_arch, config.critic_arch, input_size(config.layout)),
+        policy_kwargs=policy_kwargs(
+            config.net_arch, config.critic_arch, input_size(config.layout), config.critic_learning_rate
+        ),
         tensorboard_log=str(config.run_dir),
         seed=config.seed,
         device="cpu",
         verbose=0,
     )
-    if config.critic_learning_rate:
-        model.separate_rates(config.critic_learning_rate)
     if starts_from_network(config):
         model.warmup = CriticWarmup(config.critic_warmup_steps)
     return model
@@ -686,12 +687,15 @@ def train_in_held_run(
                     total_timesteps=remaining, callback=trainer, reset_num_timesteps=learning_starts, tb_log_name=TB_NAME
                 )
         final = run_dir / "final.zip"
-        actor = weights_from_policy(model.policy)
-        if config.final_gate_boards and starts_from_network(config):
-            actor = _gate(config, actor, progress)
+        trained = actor = weights_from_policy(model.policy)
+        gated = bool(config.final_gate_boards and starts_from_network(config))
+        if gated:
+            actor = _gate(config, trained, progress)
         with interrupts_deferred(reraise=False) as interrupted:
             with atomic_path(final) as tmp:
                 model.save(tmp)
+            if gated:
+                save_weights(trained, run_dir / PPO_FILE)  # final.zip's actor, whichever the gate kept
             save_weights(actor, run_dir / "final.npz")
             curve.write(run_dir, trainer.evaluations)
         if interrupted:
@@ -726,7 +730,7 @@ def _gate(config: TrainConfig, trained: Weights, progress: Progress) -> Weights:
     progress.say(
         f"the gate: PPO's network against its start {mean:+.3f} [{low:+.3f}, {high:+.3f}] points a deal over "
         f"{boards:,} board pairs: final.npz is {'PPO' if measure['kept'] == 'trained' else 'the start'}'s network "
-        f"({GATE_FILE}; final.zip stays PPO's, for --resume)"
+        f"({GATE_FILE}; PPO's own is {PPO_FILE} and final.zip, which --resume goes on from)"
     )
     return kept
 
