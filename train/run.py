@@ -195,10 +195,14 @@ class Trainer(BaseCallback):
     # -- state that a checkpoint must carry
     def state(self) -> dict[str, Any]:
         names = ("next_snapshot", "next_eval", "next_checkpoint", "latest_eval", "evaluations", "start_curve")
-        warmup = self.model.warmup if getattr(self, "model", None) is not None else None
+        warmup = self._warmup()
         return {k: getattr(self, k) for k in names} | {
             "minutes_before": self.minutes(), "warmup": warmup.state() if warmup is not None else None,
         }  # fmt: skip
+
+    def _warmup(self) -> CriticWarmup | None:
+        """The model's critic warm-up (None: none, or no model attached yet)."""
+        return getattr(self.model, "warmup", None) if getattr(self, "model", None) is not None else None
 
     def restore(self, state: dict[str, Any], step: int, warmup: CriticWarmup | None = None) -> None:
         """Continue from a :meth:`state` of a checkpoint at ``step``, once it is checked: the
@@ -230,8 +234,12 @@ class Trainer(BaseCallback):
             if not isinstance(row, (tuple, list)) or len(row) != len(START_COLUMNS):
                 raise ValueError(f"a start_curve row must be {len(START_COLUMNS)} values ({', '.join(START_COLUMNS)})")
             count("a start_curve row's steps", row[0], 0, step)
-            for value in row[1:]:
-                number("a start_curve row's values", value, -1e9, 1e9)
+            number("a start_curve row's minutes", row[1], 0.0)
+            number("a start_curve row's score", row[2], 0.0, 1.0)
+            number("a start_curve row's points a deal", row[5], -1e9, 1e9)
+            for bound in (*row[3:5], *row[6:]):  # (NaN: an interval over a single board pair)
+                if not (isinstance(bound, float) and (math.isnan(bound) or -1e9 <= bound <= 1e9)):
+                    raise ValueError(f"a start_curve row's interval bounds must be numbers or NaN, got {brief(bound)}")
         if len(state["start_curve"]) > most:
             raise ValueError(f"trainer start_curve holds {len(state['start_curve']):,} rows; at most {most:,}")
         state_warmup = state.pop("warmup")
@@ -361,12 +369,12 @@ class Trainer(BaseCallback):
         notes = "".join(f"  vs {name} {w:.3f} [{lo:.3f}, {hi:.3f}]" for name, (w, lo, hi) in self.latest_eval.items())
         if self.start_curve:
             notes += f" {self.start_curve[-1][5]:+.3f} a deal"
-        warmup = getattr(self.model, "warmup", None) if getattr(self, "model", None) is not None else None
+        warmup = self._warmup()
         return notes + (warmup.note() if warmup is not None else "")
 
     def _warmup_news(self) -> None:
         """While the critic warms up: its curve in the run folder; the line that says it has ended."""
-        warmup = self.model.warmup
+        warmup = self._warmup()
         if warmup is None or len(warmup.rows) == self._warmup_seen:
             return
         self._warmup_seen = len(warmup.rows)
