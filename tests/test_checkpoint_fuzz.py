@@ -50,7 +50,7 @@ CONFIG = {
     "run_name": "fuzz", "n_envs": 2, "n_steps": 16, "batch_size": 32, "n_epochs": 1, "net_arch": [8],
     "critic_arch": [8], "critic_sees_hands": True, "overlap_updates": True, "imitate": "", "distil_labels": [],
     "opponents": {"self": 1.0, "snapshot": 1.0, "random": 1.0}, "snapshot_every": 32, "max_snapshots": 1,
-    "eval_every": 1_000_000, "eval_boards": 1, "eval_opponents": ["random"], "checkpoint_every": 32, "total_steps": 96,
+    "eval_every": 1_000_000, "eval_boards": 1, "start_eval_boards": 1, "eval_opponents": ["random"], "checkpoint_every": 32, "total_steps": 96,
 }  # fmt: skip
 CASES = 110  # in this process (about 0.1 s each)
 GAME_CASES = 24  # the engine's arrays, in a child process

@@ -37,7 +37,7 @@ TINY = {
     "run_name": "ei", "imitate": "", "n_envs": 1, "n_steps": 64, "batch_size": 64, "net_arch": [16],
     "critic_arch": [], "critic_sees_hands": False, "distil_labels": [24, 12], "label_worlds": 4, "label_confirm": 0,
     "dagger_opponents": ["self", "rule_based"], "distil_epochs": 2, "distil_eval": {"random": 2, "rule_based": 2},
-    "eval_boards": 2, "label_workers": 1,
+    "eval_boards": 2, "start_eval_boards": 2, "final_gate_boards": 2, "label_workers": 1,
 }  # fmt: skip
 
 

@@ -244,7 +244,7 @@ def test_the_first_line_of_a_configs_first_run_estimates_the_whole_run(tmp_path:
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(
         "total_steps: 512\nn_envs: 8\nn_steps: 32\nn_epochs: 1\nnet_arch: [16, 16]\ncritic_arch: [16, 16]\n"
-        "snapshot_every: 256\neval_every: 512\neval_boards: 2\neval_opponents: [random]\ncheckpoint_every: 512\n"
+        "snapshot_every: 256\neval_every: 512\neval_boards: 2\nstart_eval_boards: 2\nfinal_gate_boards: 2\neval_opponents: [random]\ncheckpoint_every: 512\n"
         "imitation_steps: 256\nimitation_epochs: 1\ndistil_labels: [8]\nlabel_worlds: 2\nlabel_confirm: 0\n"
         "distil_epochs: 1\ndistil_suit_copies: 0\ndistil_eval: {random: 2}\nstudent_pull_steps: 512\nlabel_workers: 1\n"
     )

@@ -31,7 +31,7 @@ from train.labels import PART_ROWS  # noqa: E402
 
 TINY = {
     "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
-    "net_arch": [16], "snapshot_every": 256, "eval_every": 1_000_000, "eval_boards": 1, "eval_opponents": ["random"],
+    "net_arch": [16], "snapshot_every": 256, "eval_every": 1_000_000, "eval_boards": 1, "start_eval_boards": 1, "eval_opponents": ["random"],
     "checkpoint_every": 256, "imitate": "", "opponents": {"self": 1.0, "random": 1.0}, "total_steps": 512,
     "critic_arch": [], "critic_sees_hands": False, "overlap_updates": False,  # small and synchronous: steps 256, 512
     "distil_labels": [],
