@@ -1,22 +1,16 @@
-"""benchmarks/averaged_policy.py: a network averaged over every suit relabelling chooses alike in
+"""agents.averaged: a network averaged over every suit relabelling chooses alike in
 relabelled positions, and with none it is the network itself."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
+from agents.averaged import ALL_RELABELLINGS, RELABELLINGS, AveragedPolicy
 from agents.builtin import STUDENT
 from agents.policy import PolicyBot
 from allfours_env.engine import Game
 from allfours_env.observation import suit_relabelling
 
-HERE = Path(__file__).resolve().parent.parent / "benchmarks" / "averaged_policy.py"
-spec = importlib.util.spec_from_file_location("averaged_policy", HERE)
-averaged_policy = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(averaged_policy)
 
 
 def positions(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +29,7 @@ def positions(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_averaged_over_every_relabelling_the_choice_follows_the_relabelling():
     observations, masks = positions(300, seed=5)
-    averaged = averaged_policy.AveragedPolicy([str(STUDENT)], averaged_policy.ALL_RELABELLINGS)
+    averaged = AveragedPolicy([PolicyBot.from_file(STUDENT)], ALL_RELABELLINGS)
     chosen = averaged.act_batch(observations, masks)
     plain = PolicyBot.from_file(STUDENT).act_batch(observations, masks)
     assert (chosen != plain).any()  # the network alone is not invariant
@@ -47,7 +41,7 @@ def test_averaged_over_every_relabelling_the_choice_follows_the_relabelling():
 
 def test_with_no_relabelling_it_is_the_network():
     observations, masks = positions(300, seed=6)
-    averaged = averaged_policy.AveragedPolicy([str(STUDENT)], averaged_policy.CHOICES[1])
+    averaged = AveragedPolicy([PolicyBot.from_file(STUDENT)], RELABELLINGS[1])
     np.testing.assert_array_equal(
         averaged.act_batch(observations, masks), PolicyBot.from_file(STUDENT).act_batch(observations, masks)
     )

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import agents
+from agents.averaged import RELABELLINGS, AveragedPolicy
 from agents.features import ADVISED_SIZE
 from agents.policy import ADVISED_LAYOUT, HISTORY_LAYOUT, PolicyBot, batch_inputs, load_weights
 from allfours_env.rules import DEFAULT_RULES
@@ -126,6 +127,41 @@ def test_distil_widens_its_init_to_the_history_input_and_fits_by_advantage(made,
     np.testing.assert_array_equal(student.act_batch(obs, masks), agents.make(str(STUDENT)).act_batch(obs, masks))
 
 
+def test_read_with_a_prior_each_row_holds_the_averaged_networks_log_policy(made) -> None:
+    student = PolicyBot.from_file(STUDENT)
+    prior = AveragedPolicy([student], RELABELLINGS[24])
+    read = distil.read_labels([made], ADVISED_LAYOUT, suit_copies=1, seed=4, prior=prior)
+    shard = next(label_set.iter_shards(made))
+    obs, masks = shard["observation"], shard["action_mask"]
+    originals = np.flatnonzero(~read.is_copy)[: len(obs)]
+    np.testing.assert_allclose(read.log_prior[originals], prior.log_probabilities(obs, masks), rtol=1e-5, atol=1e-5)
+    # exactly suit-blind: a relabelled copy's prior is its original's, on the relabelled actions
+    row_of = np.flatnonzero(~read.is_copy)  # the row of each labelled decision
+    for copy in np.flatnonzero(read.is_copy):
+        original = row_of[read.source[copy]]
+        own, theirs = read.log_prior[copy][read.masks[copy]], read.log_prior[original][read.masks[original]]
+        np.testing.assert_allclose(np.sort(own), np.sort(theirs), atol=1e-4)
+    plain = distil.read_labels([made], ADVISED_LAYOUT, seed=4)
+    assert plain.log_prior is None
+
+
+def test_distil_with_the_averaged_prior_and_a_large_tau_fits_the_averaged_network(made, tmp_path, capsys) -> None:
+    out = tmp_path / "student.npz"
+    code, err = run_distil(
+        capsys, "--labels", str(made), "--out", str(out), "--init", str(STUDENT), "--loss", "advantage",
+        "--prior-suits", "24", "--tau", "100", "--epochs", "60", "--lr", "1e-3", "--holdout", "0",
+    )  # fmt: skip
+    assert code == 0, err
+    shard = next(label_set.iter_shards(made))
+    obs, masks = shard["observation"], shard["action_mask"]
+    averaged = AveragedPolicy([PolicyBot.from_file(STUDENT)], RELABELLINGS[24])
+    target = averaged.act_batch(obs, masks)
+    before = PolicyBot.from_file(STUDENT).act_batch(obs, masks)
+    after = agents.make(str(out)).act_batch(obs, masks)
+    assert (after == target).mean() > (before == target).mean() or (before == target).all()
+    assert (after == target).mean() > 0.9
+
+
 @pytest.mark.parametrize(
     "more, message",
     [
@@ -141,4 +177,11 @@ def test_bad_advantage_options_are_one_line_exit_2(made, tmp_path, capsys, more,
     code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--loss", "advantage", *more)
     assert code == 2 and re.search(message, err), err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_an_averaged_prior_without_the_advantage_loss_is_refused(made, tmp_path, capsys) -> None:
+    out = tmp_path / "student.npz"
+    code, err = run_distil(capsys, "--labels", str(made), "--out", str(out), "--prior-suits", "24")
+    assert code == 2 and "--prior-suits 24 is the advantage loss's prior: give --loss advantage too" in err, err
     assert not out.exists()

@@ -9,7 +9,8 @@ toward the action search played (the best value unless it beats the expert's by 
 margin). ``--loss advantage`` keeps the starting network's own policy and tilts it by the searched
 values: the target is π' ∝ π_prior · exp(Â/τ) over the legal actions (advantage-weighted
 regression's and MPO's operator), π_prior the policy of the network the fit starts from (``--init``'s,
-or a new network's near-uniform one) at each decision, computed once before the fit and fixed, Â each
+or a new network's near-uniform one; with ``--prior-suits K`` that network averaged over K suit
+relabellings, :mod:`agents.averaged`) at each decision, computed once before the fit and fixed, Â each
 action's searched value above π_prior's mean of them, τ ``--tau`` (a chance of the match, like
 ``--temperature``): τ → ∞ keeps the prior, τ → 0 is search's best value. (A label holds each
 action's mean over the worlds and not its spread, so no weighting by a label's standard error is
@@ -47,10 +48,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.averaged import RELABELLINGS, AveragedPolicy
 from agents.policy import (
     ACTIVATION_KEY,
     LAYOUT_KEY,
     CheckpointError,
+    PolicyBot,
     Weights,
     batch_inputs,
     hidden_layers,
@@ -159,6 +162,7 @@ class Labels:
     player_actions: np.ndarray  # int64 (n,)
     source: np.ndarray  # int64 (n,): the labelled decision each row is, or is a suit relabelling of
     is_copy: np.ndarray  # bool (n,): a relabelling (never held out)
+    log_prior: np.ndarray | None = None  # float32 (n, 56): the prior's log-probabilities, read with a prior
 
 
 # Every relabelling of the suits but the identity, stacked: its observation and action gather
@@ -169,10 +173,14 @@ _OBS_INDEX, _ACTION_INDEX = (
 _NEW_ACTION = np.argsort(_ACTION_INDEX, axis=1)
 
 
-def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: int = 0) -> Labels:
+def read_labels(
+    folders: list[Path], layout: int, suit_copies: int = 0, seed: int = 0, prior: AveragedPolicy | None = None
+) -> Labels:
     """The decisions of one label set or several, as policy inputs of ``layout``; with
     ``suit_copies``, each decision also enters that many times with its suits relabelled (a
-    random relabelling per row; suits have no order, so its searched values hold there too)."""
+    random relabelling per row; suits have no order, so its searched values hold there too); with
+    ``prior``, its log-probabilities at every row (it reads the raw observations, which the rows
+    do not keep)."""
     rng = np.random.default_rng(seed)
     rows = (1 + suit_copies) * sum(settings.count for settings in check_sets(folders))
     # Filled in place (arrays allocated once, the inputs' blocks as reached): no heap fragments as
@@ -181,6 +189,7 @@ def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: in
     out = Labels(
         SparseRows.room(rows, input_size(layout)), np.empty((rows, N_ACTIONS), bool), np.empty((rows, N_ACTIONS), np.float32),
         np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(rows, bool),
+        None if prior is None else np.empty((rows, N_ACTIONS), np.float32),
     )  # fmt: skip
     row = n = 0
     for shard in (shard for folder in folders for shard in iter_shards(folder)):
@@ -201,11 +210,16 @@ def read_labels(folders: list[Path], layout: int, suit_copies: int = 0, seed: in
             end = row + len(v_obs)
             for i in range(0, len(v_obs), CHUNK):
                 out.inputs.put(row + i, batch_inputs(layout, v_obs[i : i + CHUNK], v_masks[i : i + CHUNK]))
+                if prior is not None:
+                    out.log_prior[row + i : min(end, row + i + CHUNK)] = prior.log_probabilities(
+                        v_obs[i : i + CHUNK], v_masks[i : i + CHUNK]
+                    )
             out.masks[row:end], out.values[row:end] = v_masks, v_values
             out.search_actions[row:end], out.player_actions[row:end] = v_search, v_player
             out.source[row:end], out.is_copy[row:end] = source, copy
             row = end
-    return Labels(out.inputs.head(row), *(getattr(out, f.name)[:row] for f in fields(Labels)[1:]))
+    rest = (getattr(out, f.name) for f in fields(Labels)[1:])
+    return Labels(out.inputs.head(row), *(None if part is None else part[:row] for part in rest))
 
 
 def soft_targets(values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
@@ -333,7 +347,9 @@ def fit(
     train = np.concatenate([originals[order[n_test:]], np.flatnonzero(labels.is_copy & ~held_out[labels.source])])
     # the decisions where search differs from the player are the ones that teach something new
     weights = np.where(labels.search_actions != labels.player_actions, deviation_weight, 1.0).astype(np.float32)
-    log_prior = log_policy(actor, labels) if loss_kind == "advantage" else None  # the start's, fixed
+    log_prior = None  # the advantage loss's prior: read with the labels, or the start's own policy; fixed
+    if loss_kind == "advantage":
+        log_prior = labels.log_prior if labels.log_prior is not None else log_policy(actor, labels)
     optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
     if n_test:
         say(f"before: held out: {evaluate(actor, labels, test)}")
@@ -383,7 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         try:  # every option, the policy file and the label sets, before any work
             hidden = check_options(args)
             actor, layout = _start(args, hidden)
-            labels = read_labels(args.labels, layout, args.suit_copies, args.seed)
+            prior = None  # the start network as it is: its policy is computed by the fit
+            if args.prior_suits > 1:
+                prior = AveragedPolicy([PolicyBot(actor.weights(layout))], RELABELLINGS[args.prior_suits])
+            labels = read_labels(args.labels, layout, args.suit_copies, args.seed, prior)
         except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
             parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")
         print(
@@ -439,6 +458,12 @@ def _parser() -> argparse.ArgumentParser:
         f"{MAX_TEMPERATURE:g}): an action that much better weighs e times more than the prior gives it",
     )  # fmt: skip
     parser.add_argument(
+        "--prior-suits", type=int, choices=sorted(RELABELLINGS), default=1,
+        help="the advantage loss's prior: the starting network averaged over this many suit relabellings "
+        "(agents.averaged; 24: all, an exactly suit-blind prior; default 1: the network as it is); with a large "
+        "--tau the fit distils the averaged network into one",
+    )  # fmt: skip
+    parser.add_argument(
         "--deviation-weight", type=float, default=1.0,
         help="weight of the decisions where search differs from the player (default 1)",
     )  # fmt: skip
@@ -470,6 +495,8 @@ def check_options(args: argparse.Namespace) -> list[int]:
         check_range("--temperature", args.temperature, MIN_TEMPERATURE, MAX_TEMPERATURE)
     check_range("--tau", args.tau, MIN_TEMPERATURE, MAX_TEMPERATURE)
     check_range("--deviation-weight", args.deviation_weight, 0.0, MAX_WEIGHT, low_allowed=False)
+    if args.prior_suits > 1 and args.loss != "advantage":
+        raise ConfigError(f"--prior-suits {args.prior_suits} is the advantage loss's prior: give --loss advantage too")
     check_range("--suit-copies", args.suit_copies, 0, MAX_SUIT_COPIES)
     check_range("--seed", args.seed, 0, MAX_SEED)
     check_npz_out(args.out)
