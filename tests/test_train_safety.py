@@ -313,7 +313,8 @@ STUDENT_DAMAGE = {
 @pytest.mark.parametrize("damage", sorted(STUDENT_DAMAGE))
 def test_a_missing_or_damaged_student_is_a_clear_error_at_resume(finished_run, tmp_path, capsys, damage):
     """The student PPO is pulled toward (students/round-K.npz, expert iteration's last) is read at
-    every resume: missing, damaged or another kind of network, it is refused in one line (exit 2)."""
+    every resume: missing, damaged or another kind of network, it is refused in one line (exit 2);
+    once it is there, the run goes on."""
     run = copy_run(finished_run, tmp_path)
     config = yaml.safe_load((run / "config.yaml").read_text())
     (run / "config.yaml").write_text(yaml.safe_dump({**config, "distil_labels": [10], "student_pull": 1.0}))
@@ -326,9 +327,9 @@ def test_a_missing_or_damaged_student_is_a_clear_error_at_resume(finished_run, t
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "Traceback" not in err, err
     assert f"the student PPO is pulled toward ({student}) is missing or damaged: " in err and message in err, err
-    student.unlink(missing_ok=True)
-    (run / "final.npz").rename(student)  # the learner's own kind of network: the run goes on
-    assert train_main(resume(tmp_path, 768)) == 0
+    if damage == "missing":  # (once: the resume after any refusal starts alike)
+        (run / "final.npz").rename(student)  # the learner's own kind of network: the run goes on
+        assert train_main(resume(tmp_path, 768)) == 0
 
 
 def test_the_dotted_name_payload_would_run_under_a_plain_unpickler(tmp_path):

@@ -1,7 +1,7 @@
 """The vector engine against its one-table views, and its own contract (allfours_env.vector).
 
 The rules live once, in the kernels; ``Game`` is a one-table view of them. The differential test
-plays 10,000 random matches in lockstep on a batch of tables and on ``Game`` views started from the
+plays 3,000 random matches in lockstep on a batch of tables and on ``Game`` views started from the
 same decks, dealers and starting scores, over random rule sets covering all 13 keys of table A0,
 and compares at every decision: the seat to act, the legal mask, the observation, the points
 gained, the events, the scores and the end of the match; and the batched policy input of the
@@ -23,8 +23,8 @@ from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
 from tests.vector_mirror import award_points
 
-MATCHES = 10_000
-TABLES_PER_RULE_SET = 125  # 80 rule sets
+MATCHES = 3_000
+TABLES_PER_RULE_SET = 50  # 60 rule sets
 DECKS_PER_MATCH = 60  # more deals than a match to target 14 ever needs in practice
 MASK_BYTES = (N_ACTIONS + 7) // 8
 
