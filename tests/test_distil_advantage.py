@@ -104,6 +104,12 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def first_shard(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The observations and masks of a label set's first shard."""
+    shard = next(label_set.iter_shards(folder))
+    return shard["observation"], shard["action_mask"]
+
+
 def run_distil(capsys, *args: str) -> tuple[int, str]:
     try:
         code = distil.main(list(args))
@@ -122,8 +128,7 @@ def test_distil_widens_its_init_to_the_history_input_and_fits_by_advantage(made,
     assert "input layout 4" in err
     student = agents.make(str(out))
     assert isinstance(student, PolicyBot) and student.layout == HISTORY_LAYOUT
-    shard = next(label_set.iter_shards(made))
-    obs, masks = shard["observation"], shard["action_mask"]
+    obs, masks = first_shard(made)
     np.testing.assert_array_equal(student.act_batch(obs, masks), agents.make(str(STUDENT)).act_batch(obs, masks))
 
 
@@ -131,12 +136,10 @@ def test_read_with_a_prior_each_row_holds_the_averaged_networks_log_policy(made)
     student = PolicyBot.from_file(STUDENT)
     prior = AveragedPolicy([student], RELABELLINGS[24])
     read = distil.read_labels([made], ADVISED_LAYOUT, suit_copies=1, seed=4, prior=prior)
-    shard = next(label_set.iter_shards(made))
-    obs, masks = shard["observation"], shard["action_mask"]
-    originals = np.flatnonzero(~read.is_copy)[: len(obs)]
-    np.testing.assert_allclose(read.log_prior[originals], prior.log_probabilities(obs, masks), rtol=1e-5, atol=1e-5)
-    # exactly suit-blind: a relabelled copy's prior is its original's, on the relabelled actions
+    obs, masks = first_shard(made)
     row_of = np.flatnonzero(~read.is_copy)  # the row of each labelled decision
+    np.testing.assert_allclose(read.log_prior[row_of[: len(obs)]], prior.log_probabilities(obs, masks), rtol=1e-5, atol=1e-5)
+    # exactly suit-blind: a relabelled copy's prior is its original's, on the relabelled actions
     for copy in np.flatnonzero(read.is_copy):
         original = row_of[read.source[copy]]
         own, theirs = read.log_prior[copy][read.masks[copy]], read.log_prior[original][read.masks[original]]
@@ -152,8 +155,7 @@ def test_distil_with_the_averaged_prior_and_a_large_tau_fits_the_averaged_networ
         "--prior-suits", "24", "--tau", "100", "--epochs", "60", "--lr", "1e-3", "--holdout", "0",
     )  # fmt: skip
     assert code == 0, err
-    shard = next(label_set.iter_shards(made))
-    obs, masks = shard["observation"], shard["action_mask"]
+    obs, masks = first_shard(made)
     averaged = AveragedPolicy([PolicyBot.from_file(STUDENT)], RELABELLINGS[24])
     target = averaged.act_batch(obs, masks)
     before = PolicyBot.from_file(STUDENT).act_batch(obs, masks)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -106,6 +107,12 @@ def stop_at_once(model, *args, **kwargs):
     raise KeyboardInterrupt  # a Ctrl-C as learning begins
 
 
+def assert_same_final(whole: Path, resumed: Path) -> None:
+    a, b = np.load(whole / "final.npz"), np.load(resumed / "final.npz")
+    for key in a.files:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=f"the run resumed in {resumed.name} differs in {key}")
+
+
 @pytest.mark.parametrize("overlap", [False, True])
 def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, monkeypatch, overlap):
     """Also with updates overlapped with collection (train/overlap.py): a checkpoint holds the
@@ -126,9 +133,8 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
     assert train_main([*common, "--run-name", "split", "--resume", "--total-steps", "16384"]) == 0
+    assert_same_final(whole, tmp_path / "split")
     if not overlap:  # the rest does not depend on how the updates are scheduled: with the default only
-        a, b = np.load(whole / "final.npz"), np.load(tmp_path / "split" / "final.npz")
-        assert all(np.array_equal(a[key], b[key]) for key in a.files), "the resumed run differs"
         return
     # Stopped right after the warm start (its checkpoint is step 0), then resumed from there.
     with monkeypatch.context() as patch:
@@ -144,10 +150,7 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
 
     warm_rounds, warm_curve = minutes("rounds.csv"), minutes("evaluations.csv")
     assert min(warm_curve) >= max(warm_rounds) > 0, (warm_rounds, warm_curve)
-    for resumed in ("split", "warm"):
-        a, b = np.load(whole / "final.npz"), np.load(tmp_path / resumed / "final.npz")
-        for key in a.files:
-            np.testing.assert_array_equal(a[key], b[key], err_msg=f"the run resumed in {resumed} differs in {key}")
+    assert_same_final(whole, tmp_path / "warm")
     assert sorted(p.name for p in (tmp_path / "warm").glob("tensorboard_*")) == ["tensorboard_1"]
     # A run folder is not overwritten by accident.
     with pytest.raises(SystemExit):
