@@ -140,7 +140,7 @@ def _label(config: TrainConfig, start: Path, folder: Path) -> int:
 
 def _fit(config: TrainConfig, policy, folder: Path) -> int:
     labels = _repeated(read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed), FIT_ROWS)
-    loss_kind, temperature = config.distil_fit
+    loss_kind, temperature = config.rounds[0].fit
     fit(
         Actor.from_weights(weights_from_policy(policy)), labels, temperature, 1, config.distil_learning_rate, 0.0,
         seed=config.seed, loss_kind=loss_kind, say=lambda _: None,

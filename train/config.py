@@ -20,6 +20,7 @@ from typing import Any, ClassVar, TypeVar
 
 import yaml
 
+from agents.averaged import RELABELLINGS
 from agents.policy import POLICY_INPUTS
 from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.regular_file import read_bytes
@@ -42,6 +43,8 @@ MAX_TEMPERATURE = 100.0  # chances of the match: far beyond it every target is u
 # distil_from: what a round fits. "start": the warm start's actor on every label made so far;
 # "previous": the previous round's student on its own round's labels (each round one step on)
 DISTIL_STARTS = ("start", "previous")
+# The last step's labelling search (step_labels): the previous round's student as its prior and rollouts
+STEP_SEARCH = "keep={student},rollout={student}"
 
 # The shipped configs: the repository's configs/ in a clone, their copy in the package when
 # installed from a wheel (pyproject.toml installs configs/ as train/configs/).
@@ -138,6 +141,9 @@ class TrainConfig(Options):
     distil_suit_copies: int
     distil_learning_rate: float
     distil_eval: dict[str, int]  # bot -> board pairs
+    step_labels: int  # the last step: a round on the last student's own play, searched with its rollouts
+    step_tau: float  # ...fitted by the advantage loss at this temperature...
+    step_prior_suits: int  # ...from that student averaged over this many suit relabellings
     teacher_eval: dict[str, int]  # bot -> board pairs, for the round's labelling search
     label_workers: int
     student_pull: float  # train/pull.py
@@ -170,6 +176,8 @@ class TrainConfig(Options):
             raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
         if self.distil_from not in DISTIL_STARTS:
             raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {shown(self.distil_from)}")
+        if self.step_prior_suits not in RELABELLINGS:
+            raise ConfigError(f"step_prior_suits must be one of {sorted(RELABELLINGS)}, got {shown(self.step_prior_suits)}")
         if self.policy_input not in POLICY_INPUTS:
             raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {shown(self.policy_input)}")
         if self.critic_sees_hands and not self.critic_arch:
@@ -196,10 +204,34 @@ class TrainConfig(Options):
         return POLICY_INPUTS[self.policy_input]
 
     @property
-    def distil_fit(self) -> tuple[str, float]:
-        """train.distil.fit's loss and temperature for ``distil_loss`` (:data:`DISTIL_FITS`)."""
-        loss_kind, temperature = DISTIL_FITS[self.distil_loss]
-        return loss_kind, self.distil_tau if temperature is None else temperature
+    def rounds(self) -> list[Round]:
+        """The rounds of expert iteration: one per ``distil_labels`` entry, then (after them only)
+        the last step of ``step_labels``."""
+        shared = Round(0, self.label_search, tuple(self.dagger_opponents), self.distil_loss, self.distil_tau, self.distil_from)
+        rounds = [dataclasses.replace(shared, labels=count) for count in self.distil_labels]
+        if rounds and self.step_labels:
+            step = Round(self.step_labels, STEP_SEARCH, (SELF,), "advantage", self.step_tau, "previous", self.step_prior_suits)
+            rounds.append(step)
+        return rounds
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of expert iteration (train/expert_iteration.py) as the config sets it."""
+
+    labels: int  # decisions labelled
+    search: str  # the labelling search's options (label_search's form; {student}: the previous round's student)
+    opponents: tuple[str, ...]  # where its positions come from (dagger_opponents' form)
+    loss: str  # a key of DISTIL_FITS
+    tau: float  # the advantage loss's temperature
+    start: str  # a DISTIL_STARTS: what the round fits
+    prior_suits: int = 1  # the advantage loss's prior: the starting network averaged over so many relabellings
+
+    @property
+    def fit(self) -> tuple[str, float]:
+        """train.distil.fit's loss and temperature (:data:`DISTIL_FITS`)."""
+        loss_kind, temperature = DISTIL_FITS[self.loss]
+        return loss_kind, self.tau if temperature is None else temperature
 
 
 MAX_SEED = 2**32 - 1  # SB3 and RLlib seed numpy's global generator, which takes 0 .. 2**32 - 1
@@ -250,6 +282,7 @@ RANGES = {
     "imitation_epochs": Range(1, MAX_EPOCHS),
     "label_worlds": Range(1, MAX_WORLDS),  # search's own caps (agents.search)
     "label_confirm": Range(0, MAX_WORLDS, zero="off"),
+    "step_labels": Range(0, MAX_LABELS, zero="no last step"),
     "distil_epochs": Range(1, MAX_EPOCHS),
     "distil_suit_copies": Range(0, MAX_SUIT_COPIES, zero="none"),
     "label_workers": Range(0, MAX_WORKERS, zero="every core"),
@@ -269,6 +302,7 @@ RANGES = {
     "imitation_learning_rate": Range(0.0, 1.0, low_allowed=False),
     "distil_learning_rate": Range(0.0, 1.0, low_allowed=False),
     "distil_tau": Range(MIN_TEMPERATURE, MAX_TEMPERATURE),
+    "step_tau": Range(MIN_TEMPERATURE, MAX_TEMPERATURE),
     "gamma": Range(0.0, 1.0),
     "gae_lambda": Range(0.0, 1.0),
     "clip_range": Range(0.0, 1.0, low_allowed=False),
@@ -291,13 +325,17 @@ RANGES = {
 
 
 def fitted_labels(config: TrainConfig, round_: int) -> int:
-    """How many labels round ``round_``'s fit reads: its own round's (distil_from previous) or every one so far."""
-    return config.distil_labels[round_ - 1] if config.distil_from == "previous" else sum(config.distil_labels[:round_])
+    """How many labels round ``round_``'s fit reads: its own round's (a round from the previous
+    student) or every one so far."""
+    rounds = config.rounds
+    if rounds[round_ - 1].start == "previous":
+        return rounds[round_ - 1].labels
+    return sum(r.labels for r in rounds[:round_])
 
 
 def held_labels(config: TrainConfig) -> int:
     """The most labels any round's fit holds."""
-    return max((fitted_labels(config, r) for r in range(1, len(config.distil_labels) + 1)), default=0)
+    return max((fitted_labels(config, r) for r in range(1, len(config.rounds) + 1)), default=0)
 
 
 def memory_needs(config: TrainConfig) -> dict[str, int]:
@@ -318,7 +356,7 @@ def memory_needs(config: TrainConfig) -> dict[str, int]:
             FIT_BYTES * (actor + critic) + 8 * actor * (config.max_snapshots + 2)
         ),
         "warm start (imitation_steps)": (config.imitation_steps * (6 * inputs + N_ACTIONS + 16)) if config.imitate else 0,
-        "expert-iteration labels (distil_labels, distil_suit_copies, distil_from)": (
+        "expert-iteration labels (distil_labels, step_labels, distil_suit_copies, distil_from)": (
             LABEL_BYTES * held_labels(config) * (1 + config.distil_suit_copies)
         ),
         "minibatch activations (batch_size)": 16 * config.batch_size * (inputs + sum(config.net_arch) + sum(config.critic_arch)),

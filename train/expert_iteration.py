@@ -27,6 +27,12 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    ``expert_iteration/*`` tensorboard tags (``win_rate_vs_<bot>``, ``win_rate_low_vs_<bot>``,
    ``win_rate_high_vs_<bot>``, the teacher's with ``teacher_`` before them, at step K).
 
+After them, with ``step_labels``, **the last step** (docs/expert_iteration.md, "The default run's
+last step"): one round more on the last student's own play at every seat, searched with that
+student as search's prior and its rollouts (the play the student meets), and that student fitted
+to it by the advantage loss (``step_tau``) from itself averaged over ``step_prior_suits`` suit
+relabellings: the step that made ``student_v4`` from ``student_v3``.
+
 PPO then starts from the last student's actor. Everything is kept in the run folder (label sets
 under ``labels/``, :mod:`train.label_set`), so a stopped run resumes where it was: a round whose
 student exists is done, a label set goes on from its finished shards and parts, and the same
@@ -46,7 +52,8 @@ from pathlib import Path
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.policy import Weights, load_weights, save_weights
+from agents.averaged import RELABELLINGS, AveragedPolicy
+from agents.policy import PolicyBot, Weights, load_weights, save_weights
 from agents.shared.atomic_file import write_bytes
 from allfours_env.rules import Rules
 from eval import evaluate
@@ -86,14 +93,15 @@ def read_student(path: Path, actor: Weights) -> Weights:
 
 def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettings]]:
     """The label sets of round ``round_`` (1, 2, ...): folder and settings, each with a seed of its own."""
-    count = config.distil_labels[round_ - 1]
+    plan = config.rounds[round_ - 1]
+    count = plan.labels
     previous = str(student_path(config.run_dir, round_ - 1))
     if round_ == 1 and not config.init_policy:
         parts = [("", FIRST_PLAYER, count)]
     else:
-        n = len(config.dagger_opponents)
-        parts = [(name, previous, count // n + (i < count % n)) for i, name in enumerate(config.dagger_opponents)]
-    search = {"rollout": "expert", **label_search_options(config.label_search, previous)}
+        n = len(plan.opponents)
+        parts = [(name, previous, count // n + (i < count % n)) for i, name in enumerate(plan.opponents)]
+    search = {"rollout": "expert", **label_search_options(plan.search, previous)}
     sets = []
     for part, (opponent, player, rows) in enumerate(parts):
         if rows == 0:
@@ -131,9 +139,10 @@ def run_rounds(
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
     student = start
-    if config.init_policy or STUDENT in config.label_search:  # round 1 reads the start as its student
+    rounds = config.rounds
+    if config.init_policy or rounds and STUDENT in rounds[0].search:  # round 1 reads the start as its student
         _save_start(student_path(config.run_dir, 0), start)
-    for round_ in range(1, len(config.distil_labels) + 1):
+    for round_, plan in enumerate(rounds, 1):
         sets = label_sets(config, round_)
         folders += [folder for folder, _ in sets]
         path = student_path(config.run_dir, round_)
@@ -145,7 +154,7 @@ def run_rounds(
                 against = f" against {settings.opponents}" if settings.opponents else ""
                 progress.say(f"round {round_}: labelling {settings.count:,} decisions of {settings.player}{against}")
                 make_labels(settings, folder, workers, progress, address=address)
-            if config.distil_from == "previous":
+            if plan.start == "previous":
                 student = _fit(config, previous, [folder for folder, _ in sets], round_, progress)
             else:
                 student = _fit(config, start, folders, round_, progress)
@@ -153,7 +162,7 @@ def run_rounds(
             save_weights(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
         if not measured(config, rows, round_):
-            labelled = sum(config.distil_labels[:round_])
+            labelled = sum(r.labels for r in rounds[:round_])
             scores = _evaluate(config, round_, labelled, minutes(), workers, progress)
             rows = [row for row in rows if row[0] != round_] + scores
             write_rounds(config.run_dir, rows)
@@ -197,14 +206,17 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
 
 def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
     """The actor ``initial`` (the warm start's, or the previous round's student) fitted to the labels in ``folders``."""
+    plan = config.rounds[round_ - 1]
     labelled = fitted_labels(config, round_)
     copies = f" and {labelled * config.distil_suit_copies:,} relabellings" if config.distil_suit_copies else ""
+    averaged = f", the prior averaged over {plan.prior_suits} suit relabellings" if plan.prior_suits > 1 else ""
     with progress.phase(
-        f"fitting the student on {labelled:,} labels{copies}", "samples", fit_samples(config, round_), work="fit"
-    ):  # (reading the labels counts in the fit's time)
-        labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_)
+        f"fitting the student on {labelled:,} labels{copies}{averaged}", "samples", fit_samples(config, round_), work="fit"
+    ):  # (reading the labels, and the prior at each, counts in the fit's time)
+        prior = AveragedPolicy([PolicyBot(initial)], RELABELLINGS[plan.prior_suits]) if plan.prior_suits > 1 else None
+        labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_, prior=prior)
         actor = Actor.from_weights(initial)
-        loss_kind, temperature = config.distil_fit
+        loss_kind, temperature = plan.fit
         fit(
             actor, labels, temperature, config.distil_epochs, config.distil_learning_rate, HOLDOUT,
             seed=config.seed + round_, loss_kind=loss_kind, say=progress.say, on_batch=progress.add,

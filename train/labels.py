@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from agents.search import SearchBot
+from agents.search import ROLLOUTS, SearchBot
 from agents.shared.options import number_option
 from agents.shared.processes import (
     USAGE_EXIT,
@@ -201,6 +201,13 @@ def _make_part(settings: LabelSettings, shard: int, part: int, rows: int) -> tup
     return shard, part, label_shard(settings, shard, tick, part_rows(settings, shard, part, rows))
 
 
+def labelling_work(settings: LabelSettings) -> str:
+    """The run plan's kind of work for ``settings``' labels: with a network's rollouts search labels
+    at about a quarter of the rate it does with a bot's (docs/expert_iteration.md), so the two are
+    timed apart."""
+    return "labelling" if settings.rollout in ROLLOUTS else "labelling with a network's rollouts"
+
+
 def make_labels(
     settings: LabelSettings, folder: Path, workers: int, progress: Progress | None = None, rows: int = PART_ROWS,
     address: str | None = None,
@@ -256,7 +263,7 @@ def label_shards(
     progress = progress or Progress(enabled=False)
     context = worker_context()
     counter = context.Value("q", 0)
-    with progress.phase("labelling", "labels", settings.count, done=already, work="labelling"):
+    with progress.phase("labelling", "labels", settings.count, done=already, work=labelling_work(settings)):
         if address:
             arguments = [(settings, *task, rows) for task in tasks]
             make_parts_on_ray(address, _make_part, arguments, keep, lambda made: progress.advance(already + made))

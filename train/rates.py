@@ -25,7 +25,7 @@ MAX_BYTES = 1_000_000
 MAX_ENTRIES = 200  # fingerprint-kind pairs kept (the newest)
 # What names or sizes a run, not how fast its work goes.
 NOT_RATE = ("run_name", "output_dir", "seed", "total_steps", "max_minutes", "imitation_steps", "distil_labels",
-            "student_pull_steps", "checkpoint_minutes")  # fmt: skip
+            "step_labels", "student_pull_steps", "checkpoint_minutes")  # fmt: skip
 
 
 def fingerprint(options: dict[str, Any]) -> str:

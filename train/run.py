@@ -13,8 +13,8 @@
    :mod:`train.checkpoints`), once every value has been checked against the run (the step of
    the checkpoint's folder, the config, the networks, the tables' state; :func:`_restore`).
    Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
-   search (:mod:`train.expert_iteration`: label, fit, evaluate; ``rounds.csv`` and
-   ``expert_iteration.png``).
+   search, and ``step_labels`` takes one step more from the last (:mod:`train.expert_iteration`:
+   label, fit, evaluate; ``rounds.csv`` and ``expert_iteration.png``).
 4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the league, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress; with ``max_minutes``, learning ends at the first update after the run has
@@ -748,7 +748,7 @@ def _teacher(config: TrainConfig, model: MaskablePPO) -> Weights:
     or damaged), or without rounds ``init_policy``'s."""
     if not config.distil_labels:
         return init_weights(config.init_policy, config.layout, config.net_arch)
-    path = expert_iteration.student_path(config.run_dir, len(config.distil_labels))
+    path = expert_iteration.student_path(config.run_dir, len(config.rounds))
     try:
         return expert_iteration.read_student(path, weights_from_policy(model.policy))
     except ValueError as err:

@@ -34,7 +34,7 @@ from . import expert_iteration as ei
 from .checkpoints import candidates, checkpoint_step
 from .config import TrainConfig
 from .label_set import LabelSettings, rows_on_disk
-from .labels import PART_ROWS
+from .labels import PART_ROWS, labelling_work
 from .progress import Measured, duration
 from .rates import KeptRates
 
@@ -163,7 +163,7 @@ def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[
         samples = config.imitation_epochs * config.imitation_steps
         work = [Work("recording", config.imitation_steps), Work("imitation fit", samples)]
         stages.append(Stage("warm start", [] if resumed else work))
-    rounds = len(config.distil_labels)
+    rounds = len(config.rounds)
     for round_ in range(1, rounds + 1):
         stages.append(Stage(f"round {round_} of {rounds}", [] if steps else _round_work(config, round_)))
     stages.append(Stage("PPO", [Work("PPO", max(config.total_steps - steps, 0))]))
@@ -178,7 +178,7 @@ def _round_work(config: TrainConfig, round_: int) -> list[Work]:
     if ei.student_path(config.run_dir, round_).exists():
         return evaluations
     sets = ei.label_sets(config, round_)
-    labelling = [Work("labelling", settings.count - _labels_kept(folder, settings)) for folder, settings in sets]
+    labelling = [Work(labelling_work(s), s.count - _labels_kept(folder, s)) for folder, s in sets]
     return [*labelling, Work("fit", ei.fit_samples(config, round_)), *evaluations]
 
 
@@ -194,7 +194,8 @@ def start_line(config: TrainConfig, source: str, resumed: bool) -> str:
     if config.distil_labels:
         counts = " + ".join(f"{count:,}" for count in config.distil_labels)
         rounds = len(config.distil_labels)
-        stages.append(f"{rounds} round{'s' * (rounds > 1)} of expert iteration ({counts} labels)")
+        step = f" and a last step ({config.step_labels:,} labels)" if config.step_labels else ""
+        stages.append(f"{rounds} round{'s' * (rounds > 1)} of expert iteration ({counts} labels){step}")
     stages.append(
         f"PPO to {config.total_steps:,} steps" + (f" or {config.max_minutes:g} minutes" if config.max_minutes else "")
     )
@@ -209,7 +210,7 @@ def kept(config: TrainConfig) -> str:
     if not folders:
         return "nothing"
     step = checkpoint_step(folders[0])
-    rounds = len(config.distil_labels)
+    rounds = len(config.rounds)
     done = next((k - 1 for k in range(1, rounds + 1) if not ei.student_path(config.run_dir, k).exists()), rounds)
     pieces = [] if step else ["the warm start" if config.imitate else "the starting network"]
     if done:
@@ -217,7 +218,7 @@ def kept(config: TrainConfig) -> str:
     if not step and done < rounds:
         labels = sum(_labels_kept(folder, s) for folder, s in ei.label_sets(config, done + 1))
         if labels:
-            total = config.distil_labels[done]
+            total = config.rounds[done].labels
             pieces.append(f"round {done + 1}'s {labels:,} of {total:,} labels")
     if step:
         pieces.append(f"PPO checkpoint {folders[0].name} (step {step:,})")
