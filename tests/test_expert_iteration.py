@@ -15,6 +15,7 @@ import torch
 
 pytest.importorskip("sb3_contrib")
 
+from agents.averaged import ALL_RELABELLINGS, AveragedPolicy
 from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
 from train import expert_iteration as ei
 from train import labels
@@ -37,7 +38,7 @@ TINY = {
     "run_name": "ei", "imitate": "", "n_envs": 1, "n_steps": 64, "batch_size": 64, "net_arch": [16],
     "critic_arch": [], "critic_sees_hands": False, "distil_labels": [24, 12], "label_worlds": 4, "label_confirm": 0,
     "dagger_opponents": ["self", "rule_based"], "distil_epochs": 2, "distil_eval": {"random": 2, "rule_based": 2},
-    "eval_boards": 2, "start_eval_boards": 2, "final_gate_boards": 2, "label_workers": 1,
+    "eval_boards": 2, "start_eval_boards": 2, "final_gate_boards": 2, "label_workers": 1, "step_labels": 0,
 }  # fmt: skip
 
 
@@ -130,6 +131,41 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
                 assert search.act(asked) == action
                 kept += keeper.act(asked) == action
         assert kept > 0  # (the margin keeps the student's choice where search finds nothing better)
+
+
+def test_the_last_step_labels_the_last_students_own_play_with_its_rollouts_and_fits_it_from_its_average(
+    tmp_path: Path,
+) -> None:
+    """After the rounds, step_labels: the last round's student at every seat, searched with it as
+    search's prior and rollouts; the student fitted from it by the advantage loss, its prior the
+    student averaged over every suit relabelling (a fit at the largest tau moves toward that average)."""
+    config = tiny(tmp_path, distil_labels=[12], step_labels=8, step_tau=100.0, step_prior_suits=24, distil_epochs=30,
+                  distil_learning_rate=0.01)  # fmt: skip
+    assert [(r.search, r.opponents, r.loss, r.start, r.prior_suits) for r in config.rounds] == [
+        ("", ("self", "rule_based"), "logits", "start", 1),
+        ("keep={student},rollout={student}", ("self",), "advantage", "previous", 24),
+    ]
+    config.run_dir.mkdir()
+    step, log = run(config)
+    assert "round 2: labelling 8 decisions of" in log and "the prior averaged over 24 suit relabellings" in log
+    last = str(ei.student_path(config.run_dir, 1))
+    meta = read_meta(config.run_dir / "labels" / "round-2-self")
+    assert (meta.player, meta.opponents, meta.keep, meta.rollout, meta.count) == (last, "", last, last, 8)
+    assert ei.teacher_spec(config, 2) == f"search:worlds=4,ms=0,margin=0.01,keep={last},rollout={last}"
+    assert {row[0] for row in ei.read_rounds(config.run_dir)} == {1, 2}
+    # at tau 100 the values drop out: the fit goes from round 1's student toward its suit-blind average
+    shard = next(iter_shards(config.run_dir / "labels" / "round-2-self"))
+    observations, masks = shard["observation"], shard["action_mask"].astype(bool)
+    average = AveragedPolicy([PolicyBot(load_weights(last))], ALL_RELABELLINGS)
+    target = average.log_probabilities(observations, masks)
+    def distance(weights) -> float:  # mean KL(average || network) over the step's positions
+        own = AveragedPolicy([PolicyBot(weights)], [(0, 1, 2, 3)]).log_probabilities(observations, masks)
+        return float(np.mean(np.sum(np.where(masks, np.exp(target) * (target - own), 0.0), axis=1)))
+    assert distance(step) < 0.5 * distance(load_weights(last))
+
+
+def test_no_last_step_without_rounds(tmp_path: Path) -> None:
+    assert tiny(tmp_path, distil_labels=[], step_labels=8).rounds == []
 
 
 def test_distil_loss_action_fits_the_actions_search_played(tmp_path: Path) -> None:
@@ -294,6 +330,9 @@ def test_set_actor_is_the_inverse_of_weights_from_policy(rounds, tmp_path: Path)
         ({"distil_tau": 0.0}, r"distil_tau must be a finite number in \[0.0001, 100\], got 0.0"),
         ({"distil_tau": float("inf")}, r"distil_tau must be a finite number in \[0.0001, 100\], got inf"),
         ({"distil_from": "scratch"}, r"distil_from must be one of \['start', 'previous'\], got 'scratch'"),
+        ({"step_labels": -1}, r"step_labels must be an integer in \[0, 100,000,000\] \(0: no last step\), got -1"),
+        ({"step_tau": 0.0}, r"step_tau must be a finite number in \[0.0001, 100\], got 0.0"),
+        ({"step_prior_suits": 5}, r"step_prior_suits must be one of \[1, 6, 24\], got 5"),
         ({"distil_epochs": 0}, r"distil_epochs must be an integer in \[1, 10,000\], got 0"),
         ({"distil_suit_copies": -1}, r"distil_suit_copies must be an integer in \[0, 23\] \(0: none\), got -1"),
         ({"distil_learning_rate": 0.0}, r"distil_learning_rate must be a finite number in \(0, 1\]"),
@@ -307,8 +346,8 @@ def test_bad_expert_iteration_options_are_config_errors(tmp_path: Path, change, 
 
 
 def test_distil_loss_advantage_fits_at_distil_tau(tmp_path: Path) -> None:
-    assert tiny(tmp_path, distil_loss="advantage", distil_tau=0.02).distil_fit == ("advantage", 0.02)
-    assert tiny(tmp_path, distil_loss="logits", distil_tau=0.02).distil_fit == ("logits", 0.01)  # (its own scale)
+    assert tiny(tmp_path, distil_loss="advantage", distil_tau=0.02).rounds[0].fit == ("advantage", 0.02)
+    assert tiny(tmp_path, distil_loss="logits", distil_tau=0.02).rounds[0].fit == ("logits", 0.01)  # (its own scale)
     assert tiny(tmp_path).distil_tau == 0.01 and tiny(tmp_path).distil_loss == "logits"  # the shipped default stays
 
 

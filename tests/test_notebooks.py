@@ -58,7 +58,7 @@ def test_notebook_02_describes_the_config_it_runs():
     text = next(cell.source for cell in nb.cells if cell.source.startswith("## The config"))
     named = set(re.findall(r"`(\w+)`", text)) & set(known_bots())
     assert named == ({config.imitate} | set(config.opponents)) & set(known_bots())
-    sizes = [config.imitation_steps, *config.distil_labels, config.student_pull_steps]
+    sizes = [config.imitation_steps, *config.distil_labels, config.step_labels, config.student_pull_steps]
     assert all(f"{size:,}" in text for size in sizes), sizes
 
 

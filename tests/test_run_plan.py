@@ -162,13 +162,19 @@ def test_a_new_runs_plan_and_first_line(tmp_path: Path) -> None:
     config = default(tmp_path)
     assert start_line(config, "configs/default.yaml", resumed=False) == (
         f"run {tmp_path}/default (config configs/default.yaml): warm start (expert, 200,000 decisions), "
-        "3 rounds of expert iteration (150,000 + 100,000 + 100,000 labels), PPO to 3,000,000 steps"
+        "3 rounds of expert iteration (150,000 + 100,000 + 100,000 labels) and a last step (25,000 labels), "
+        "PPO to 3,000,000 steps"
     )
     plan = plan_run(config, resumed=False, steps=0, elapsed=lambda: 0.0)
-    assert [stage.name for stage in plan.stages] == ["warm start", "round 1 of 3", "round 2 of 3", "round 3 of 3", "PPO"]
+    rounds = [f"round {k} of 4" for k in range(1, 5)]
+    assert [stage.name for stage in plan.stages] == ["warm start", *rounds, "PPO"]
+    evaluations = [Work("evaluation against expert", 400), Work("evaluation against search", 100)]
     assert plan.stages[2].work == [
-        Work("labelling", 50_000), Work("labelling", 50_000), Work("fit", 16 * (250_000 - 12_500) * 6),
-        Work("evaluation against expert", 400), Work("evaluation against search", 100),
+        Work("labelling", 50_000), Work("labelling", 50_000), Work("fit", 16 * (250_000 - 12_500) * 6), *evaluations,
+    ]  # fmt: skip
+    # the last step: the student's own play labelled with its rollouts (timed apart), fitted on its own labels
+    assert plan.stages[4].work == [
+        Work("labelling with a network's rollouts", 25_000), Work("fit", 16 * (25_000 - 1_250) * 6), *evaluations,
     ]  # fmt: skip
     assert plan.stages[0].work == [Work("recording", 200_000), Work("imitation fit", 600_000)]
 
@@ -198,7 +204,7 @@ def test_a_resumed_runs_plan_leaves_out_what_its_folder_holds(tmp_path: Path) ->
         "labels; no PPO checkpoint yet"
     )
     ppo = plan_run(config, resumed=True, steps=1_048_576, elapsed=lambda: 0.0)
-    assert [stage.work for stage in ppo.stages] == [[], [], [], [], [Work("PPO", 3_000_000 - 1_048_576)]]
+    assert [stage.work for stage in ppo.stages] == [[], [], [], [], [], [Work("PPO", 3_000_000 - 1_048_576)]]
 
 
 def test_what_a_stopped_run_kept_is_read_from_its_folder(tmp_path: Path) -> None:
@@ -245,7 +251,7 @@ def test_the_first_line_of_a_configs_first_run_estimates_the_whole_run(tmp_path:
     tiny.write_text(
         "total_steps: 512\nn_envs: 8\nn_steps: 32\nn_epochs: 1\nnet_arch: [16, 16]\ncritic_arch: [16, 16]\n"
         "snapshot_every: 256\neval_every: 512\neval_boards: 2\nstart_eval_boards: 2\nfinal_gate_boards: 2\neval_opponents: [random]\ncheckpoint_every: 512\n"
-        "imitation_steps: 256\nimitation_epochs: 1\ndistil_labels: [8]\nlabel_worlds: 2\nlabel_confirm: 0\n"
+        "imitation_steps: 256\nimitation_epochs: 1\ndistil_labels: [8]\nstep_labels: 0\nlabel_worlds: 2\nlabel_confirm: 0\n"
         "distil_epochs: 1\ndistil_suit_copies: 0\ndistil_eval: {random: 2}\nstudent_pull_steps: 512\nlabel_workers: 1\n"
     )
 

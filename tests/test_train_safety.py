@@ -317,7 +317,7 @@ def test_a_missing_or_damaged_student_is_a_clear_error_at_resume(finished_run, t
     once it is there, the run goes on."""
     run = copy_run(finished_run, tmp_path)
     config = yaml.safe_load((run / "config.yaml").read_text())
-    (run / "config.yaml").write_text(yaml.safe_dump({**config, "distil_labels": [10], "student_pull": 1.0}))
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "distil_labels": [10], "step_labels": 0, "student_pull": 1.0}))
     student = run / "students" / "round-1.npz"
     student.parent.mkdir()
     make, message = STUDENT_DAMAGE[damage]
@@ -666,7 +666,7 @@ def test_ctrl_c_during_the_warm_start_is_one_line_and_the_run_can_start_again(tm
 
 @linux_only
 def test_ctrl_c_while_labelling_says_which_labels_it_kept_and_resume_goes_on_from_them(tmp_path, capsys):
-    changes = {"distil_labels": [3000], "label_worlds": 4, "label_confirm": 0, "label_workers": 2, "distil_epochs": 1,
+    changes = {"distil_labels": [3000], "step_labels": 0, "label_worlds": 4, "label_confirm": 0, "label_workers": 2, "distil_epochs": 1,
                "distil_eval": {"random": 2}}  # fmt: skip
     process = start(["-m", "train", *args(tiny_config(tmp_path, **changes), tmp_path)[:-1]])  # with progress lines
     lines = Lines(process)
