@@ -127,8 +127,8 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     curve = (whole / "evaluations.csv").read_text().splitlines()
     assert curve[0] == "steps,minutes,bot,win_rate,low,high" and len(curve) >= 1 + 2 * 3  # start, middle, end
     assert (whole / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rounds = (whole / "rounds.csv").read_text().splitlines()  # two rounds of expert iteration, one bot
-    assert rounds[0] == "round,minutes,labels,bot,win_rate,low,high,player" and [r[:2] for r in rounds[1:]] == ["1,", "2,"]
+    rounds = (whole / "rounds.csv").read_text().splitlines()  # two rounds of expert iteration and the last step, one bot
+    assert rounds[0] == "round,minutes,labels,bot,win_rate,low,high,player" and [r[:2] for r in rounds[1:]] == ["1,", "2,", "3,"]
     assert (whole / "expert_iteration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Interrupted half-way (the run stops at half the steps), then resumed to the full length.
     assert train_main([*common, "--run-name", "split", "--total-steps", "8192"]) == 0
@@ -140,8 +140,8 @@ def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, mo
     with monkeypatch.context() as patch:
         patch.setattr(MaskablePPO, "learn", stop_at_once)
         assert train_main([*common, "--run-name", "warm"]) == 130
-    assert "kept the warm start and rounds 1-2's students; no PPO checkpoint yet. Resume with" in capsys.readouterr().err
-    student = load_weights(tmp_path / "warm" / "students" / "round-2.npz")  # PPO starts from the last student
+    assert "kept the warm start and rounds 1-3's students; no PPO checkpoint yet. Resume with" in capsys.readouterr().err
+    student = load_weights(tmp_path / "warm" / "students" / "round-3.npz")  # PPO starts from the last student
     assert all(np.array_equal(STARTS[-1][key], student[key]) for key in student)
     assert train_main([*common, "--run-name", "warm", "--resume"]) == 0
     # The resumed run's time counts the first leg's rounds too, not only the time to the warm start's checkpoint.

@@ -283,6 +283,7 @@ RANGES = {
     "label_worlds": Range(1, MAX_WORLDS),  # search's own caps (agents.search)
     "label_confirm": Range(0, MAX_WORLDS, zero="off"),
     "step_labels": Range(0, MAX_LABELS, zero="no last step"),
+    "step_prior_suits": Range(1, MAX_SUIT_COPIES + 1),  # (and then one of RELABELLINGS)
     "distil_epochs": Range(1, MAX_EPOCHS),
     "distil_suit_copies": Range(0, MAX_SUIT_COPIES, zero="none"),
     "label_workers": Range(0, MAX_WORKERS, zero="every core"),
