@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 pytest.importorskip("sb3_contrib")
 
@@ -27,6 +28,7 @@ from train.config import (
     fitted_labels,
     held_labels,
     init_weights,
+    load_config,
 )
 from train.label_set import iter_shards, read_meta
 from train.network import set_actor
@@ -166,6 +168,17 @@ def test_the_last_step_labels_the_last_students_own_play_with_its_rollouts_and_f
 
 def test_no_last_step_without_rounds(tmp_path: Path) -> None:
     assert tiny(tmp_path, distil_labels=[], step_labels=8).rounds == []
+
+
+def test_a_run_begun_before_the_last_step_resumes_without_one(tmp_path: Path) -> None:
+    """A run folder's config.yaml lists every option its run had: one without step_labels began
+    before the last step existed, and resumes without one; a config file that leaves the option
+    out takes the default, as it does every other."""
+    options = tiny(tmp_path).to_dict()
+    del options["step_labels"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(options))
+    assert load_config(tmp_path / "config.yaml", saved_run=True).step_labels == 0
+    assert load_config(tmp_path / "config.yaml").step_labels == load_config().step_labels == 25_000
 
 
 def test_distil_loss_action_fits_the_actions_search_played(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def config_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace, 
         if config_file is None:
             raise ResumeError(f"nothing to resume: no run in {run_dir}")
     overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
-    config = read_config(cls, config_file, **overrides)
+    config = read_config(cls, config_file, saved_run=args.resume and args.config is None, **overrides)
     if rules:
         config = dataclasses.replace(config, rules={**config.rules, **rules})
     return config, config_file

@@ -68,6 +68,9 @@ class Options:
 
     DEFAULTS_FILE: ClassVar[Path]  # every option's default, and what each means
     RENAMED: ClassVar[dict[str, str]] = {}  # options of earlier versions -> their names now
+    # options added since an earlier version -> the value that keeps a run begun before as it was
+    # (a run folder's config.yaml lists every option it had: one it lacks came later)
+    ADDED: ClassVar[dict[str, Any]] = {}
 
     # run
     run_name: str
@@ -113,6 +116,7 @@ class TrainConfig(Options):
     the one place they are written; any other config file states only what it changes."""
 
     DEFAULTS_FILE: ClassVar[Path] = DEFAULT_CONFIG
+    ADDED: ClassVar[dict[str, Any]] = {"step_labels": 0}  # (2026-12-06: a run begun before has no last step)
 
     n_envs: int
     horizon: str
@@ -586,10 +590,10 @@ def check_type(name: str, value: Any, hint: Any) -> None:
         raise ConfigError(f"{name} must be of type {getattr(hint, '__name__', hint)}, got {shown(value)}")
 
 
-def load_config(path: str | Path = DEFAULT_CONFIG, **overrides: Any) -> TrainConfig:
-    """Read a YAML config (the options it changes from configs/default.yaml) and apply overrides
-    (None values are ignored)."""
-    return read_config(TrainConfig, path, **overrides)
+def load_config(path: str | Path = DEFAULT_CONFIG, saved_run: bool = False, **overrides: Any) -> TrainConfig:
+    """Read a YAML config (the options it changes from configs/default.yaml; ``saved_run``: a run
+    folder's own config, :func:`read_config`) and apply overrides (None values are ignored)."""
+    return read_config(TrainConfig, path, saved_run, **overrides)
 
 
 Config = TypeVar("Config")
@@ -616,11 +620,15 @@ def shipped_configs() -> str:
     return f"the shipped configs, by name or path: {names} (in {CONFIG_DIR})"
 
 
-def read_config(cls: type[Config], path: str | Path, **overrides: Any) -> Config:
+def read_config(cls: type[Config], path: str | Path, saved_run: bool = False, **overrides: Any) -> Config:
     """A config of dataclass ``cls`` from the YAML file ``path`` (or a shipped config's name) and
-    overrides (None values are ignored)."""
+    overrides (None values are ignored). ``saved_run``: ``path`` is a run folder's config, written
+    with every option the run had, so an option added since takes the value that keeps the run as it
+    began (``cls.ADDED``), not today's default."""
     path = config_file(path)
     data = _read_yaml(path, shipped_configs())
+    if saved_run:
+        data = {**cls.ADDED, **data}  # type: ignore[attr-defined]  (every config class is an Options)
     data.update({k: v for k, v in overrides.items() if v is not None})
     return config_from_dict(data, source=str(path), cls=cls)
 

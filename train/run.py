@@ -585,7 +585,7 @@ def _resume(given: TrainConfig, progress: Progress, extend: bool) -> tuple[Train
             f"{run_dir} has no {RUN_CONFIG_FILE} and its checkpoints hold no copy of it; resume with --config naming "
             "the config the run was started with"
         )
-    saved = load_config(path)
+    saved = load_config(path, saved_run=True)
     config = resumed_config(given, saved, path, extend)
     planned = max(config.total_steps, saved.total_steps)  # a --total-steps below the run's step is named below
     folder, (env, trainer, model), skipped = newest_intact(run_dir, lambda f: _restore(config, f, progress, planned))
