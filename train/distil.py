@@ -173,6 +173,13 @@ _OBS_INDEX, _ACTION_INDEX = (
 _NEW_ACTION = np.argsort(_ACTION_INDEX, axis=1)
 
 
+def averaged_prior(start: Weights, suits: int) -> AveragedPolicy | None:
+    """The advantage loss's prior read with the labels: the network ``start`` averaged over
+    ``suits`` relabellings (a key of RELABELLINGS); None for 1, the network as it is, whose policy
+    the fit computes itself."""
+    return AveragedPolicy([PolicyBot(start)], RELABELLINGS[suits]) if suits > 1 else None
+
+
 def read_labels(
     folders: list[Path], layout: int, suit_copies: int = 0, seed: int = 0, prior: AveragedPolicy | None = None
 ) -> Labels:
@@ -399,9 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # every option, the policy file and the label sets, before any work
             hidden = check_options(args)
             actor, layout = _start(args, hidden)
-            prior = None  # the start network as it is: its policy is computed by the fit
-            if args.prior_suits > 1:
-                prior = AveragedPolicy([PolicyBot(actor.weights(layout))], RELABELLINGS[args.prior_suits])
+            prior = averaged_prior(actor.weights(layout), args.prior_suits)
             labels = read_labels(args.labels, layout, args.suit_copies, args.seed, prior)
         except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
             parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")

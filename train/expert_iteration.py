@@ -52,15 +52,14 @@ from pathlib import Path
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.averaged import RELABELLINGS, AveragedPolicy
-from agents.policy import PolicyBot, Weights, load_weights, save_weights
+from agents.policy import Weights, load_weights, save_weights
 from agents.shared.atomic_file import write_bytes
 from allfours_env.rules import Rules
 from eval import evaluate
 
 from . import curve
 from .config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
-from .distil import Actor, fit, read_labels
+from .distil import Actor, averaged_prior, fit, read_labels
 from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from .labels import DEFAULT_TABLES, make_labels
 from .progress import Progress, duration
@@ -213,7 +212,7 @@ def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int
     with progress.phase(
         f"fitting the student on {labelled:,} labels{copies}{averaged}", "samples", fit_samples(config, round_), work="fit"
     ):  # (reading the labels, and the prior at each, counts in the fit's time)
-        prior = AveragedPolicy([PolicyBot(initial)], RELABELLINGS[plan.prior_suits]) if plan.prior_suits > 1 else None
+        prior = averaged_prior(initial, plan.prior_suits)
         labels = read_labels(folders, config.layout, config.distil_suit_copies, seed=config.seed + round_, prior=prior)
         actor = Actor.from_weights(initial)
         loss_kind, temperature = plan.fit
