@@ -658,7 +658,7 @@ class SearchBot(SeededBot):
         and the action."""
         n = len(decks)
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
-        worlds = VectorGame(n, episode="deal", **dataclasses.asdict(position.rules))
+        worlds = VectorGame(n, episode="deal", rules=position.rules)
         worlds.reset(seed=0, options=[{"decks": [d], **start} for d in decks])  # (no draw: the history is all)
         for action in position.history:
             if worlds.current[0] in seats:
@@ -674,7 +674,7 @@ class SearchBot(SeededBot):
         one: this deal's deck, seats relative to me): (2, worlds, actions) as :meth:`outcomes`."""
         n_worlds = len(decks)
         start = {"dealer": position.dealer, "scores": list(position.start_scores)}
-        worlds = VectorGame(n_worlds, episode="deal", **dataclasses.asdict(position.rules))
+        worlds = VectorGame(n_worlds, episode="deal", rules=position.rules)
         worlds.reset(seed=int(self._rng.integers(2**32)), options=[{"decks": [d], **start} for d in decks])
         for action in position.history:
             worlds.step(np.full(n_worlds, action, dtype=np.int64))

@@ -82,7 +82,7 @@ class Game:
             dealer = first_dealer(rules.first_dealer, lambda: rng.permutation(N_CARDS))
         if not decks:
             decks = [rng.permutation(N_CARDS).tolist()]  # the first deal's, drawn as it begins
-        self._core = core = VectorGame.of_rules(1, rules, episode, events=True)
+        self._core = core = VectorGame(1, episode, events=True, rules=rules)
         # The decks, dealer and scores are checked: the match starts as VectorGame.reset starts it
         # from options, without checking them again.
         core._queue_given(core._all_tables, [decks])

@@ -42,8 +42,9 @@ Rewards (:func:`allfours_env.rewards.team_gain`, as the AEC env's for the learne
 ``reward="match"``, +1 / -1 when the match ends; ``"equity"``, each award's change in the team's
 chance to win the match; ``"points"``, every award's points, plus for
 the learner's team and minus for the other, paid at the learner's next step (awards of the
-opponents' turns and the first kick included); each multiplied by ``reward_scale`` (training
-passes ``1 / target_score`` for points: :func:`allfours_env.rewards.points_scale`).
+opponents' turns and the first kick included); each multiplied by ``reward_scale``, a number
+or ``"target"``: in the match's units, points over the rules' target score and the others as they
+are (:func:`allfours_env.rewards.points_scale`; what training takes).
 ``episode``: "match" or "deal". ``terminated`` marks an episode's end (``truncated`` is never
 set); its ``info`` carries ``scores`` (n, 2), ``team`` and ``deals``, each with Gymnasium's
 ``_key`` mask of the tables that ended. Autoreset (``metadata["autoreset_mode"]``, Gymnasium's
@@ -56,8 +57,8 @@ small ``target_score`` the first kick, a give-one or a run may end the match) is
 table begins its next episode at once, and what that one paid is dropped, so that every episode
 the learner sees asks it to decide. ``options`` of :meth:`reset`: the AEC env's reset options
 (``decks``, ``dealer``, ``scores``; played as given: a score the first kick completes gives an
-episode over at once), for every table. Rule variants: the A0 keys of docs/rules.md as keyword
-arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision (a
+episode over at once), for every table. Rule variants: ``rules``, a
+:class:`~allfours_env.rules.Rules`, or the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision (a
 learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
 
 For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
@@ -87,8 +88,11 @@ from .checks import in_range, like
 from .engine import EPISODES, N_ACTIONS
 from .match import Bot
 from .observation import observation_high
-from .rewards import REWARD_MODES, equity_for, team_gain
+from .rewards import REWARD_MODES, equity_for, points_scale, team_gain
+from .rules import Rules
 from .vector import MAX_TABLES, OTHER_HANDS_SIZE, VectorGame
+
+TARGET_SCALE = "target"  # reward_scale: rewards in the match's units (points over the target score)
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 OBS_KEY, MASK_KEY, NEW_DEAL_KEY = "observation", "action_mask", "new_deal"
@@ -157,22 +161,24 @@ class AllFoursVectorEnv(VectorEnv):
         partner: Any = None,
         team: int | None = None,
         reward: str = "match",
-        reward_scale: float = 1.0,
+        reward_scale: float | str = 1.0,
         episode: str = "match",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         policy_input: PolicyInput | None = None,
         dict_observation: bool = False,
         critic_sees_hands: bool = False,
         make_bot: Callable[[str], Bot] | None = None,
-        **rules: Any,
+        rules: Rules | None = None,
+        **rule_kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_TABLES:
             raise ValueError(f"num_envs must be a positive integer up to {MAX_TABLES:,}, got {num_envs!r}")
         for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, int | float) or not 0 < reward_scale <= 1e6:
-            raise ValueError(f"reward_scale must be a number above 0 (at most 1e6), got {reward_scale!r}")
+        number = not isinstance(reward_scale, bool) and isinstance(reward_scale, int | float)
+        if not (reward_scale == TARGET_SCALE or number and 0 < reward_scale <= 1e6):
+            raise ValueError(f"reward_scale must be a number above 0 (at most 1e6) or {TARGET_SCALE!r}, got {reward_scale!r}")
         try:
             autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -182,9 +188,11 @@ class AllFoursVectorEnv(VectorEnv):
         self.num_envs = n = int(num_envs)
         self.fixed_team = check_team(team)
         self.opponents, self.partner = opponents, partner  # as given (e.g. a league the trainer updates)
-        self.reward_mode, self.reward_scale, self.episode = reward, float(reward_scale), episode
-        self.game = VectorGame(n, episode=episode, **rules)  # bad rule keys or values raise here
+        self.game = VectorGame(n, episode=episode, rules=rules, **rule_kwargs)  # bad rules raise here
         self.rules = self.game.rules
+        if reward_scale == TARGET_SCALE:
+            reward_scale = points_scale(reward, self.rules.target_score)
+        self.reward_mode, self.reward_scale, self.episode = reward, float(reward_scale), episode
         self._equity = equity_for(reward, self.rules)  # "equity": the chances it pays from
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
         self.autoreset_mode = autoreset_mode

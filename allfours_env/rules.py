@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -119,13 +119,40 @@ def parse_rule_value(text: str) -> int | bool | str:
         return text.strip()
 
 
-def parse_rule_options(options: Sequence[str]) -> dict[str, Any]:
-    """Command-line ``--rule KEY=VALUE`` options -> keyword arguments, validated by ``Rules.from_kwargs``."""
+def rule_values(options: Sequence[str]) -> dict[str, Any]:
+    """Command-line ``--rule KEY=VALUE`` options -> keyword arguments, not yet checked against the
+    rules (to merge into others before the one :class:`Rules` is made)."""
     rules: dict[str, Any] = {}
     for option in options:
         key, sep, value = option.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--rule expects KEY=VALUE, got {option!r}; keys: {', '.join(RULE_KEYS)}")
         rules[key.strip()] = parse_rule_value(value)
-    Rules.from_kwargs(**rules)  # a clear ValueError for an unknown key or a bad value
+    return rules
+
+
+def parse_rule_options(options: Sequence[str]) -> Rules:
+    """Command-line ``--rule KEY=VALUE`` options -> their :class:`Rules`; a clear ValueError for a
+    malformed option, an unknown key or a bad value."""
+    return Rules.from_kwargs(**rule_values(options))
+
+
+def as_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
+    """A :class:`Rules` from None (the defaults), a ``Rules`` (as it is) or a mapping of A0 keys (checked)."""
+    if rules is None:
+        return DEFAULT_RULES
+    if isinstance(rules, Rules):
+        return rules
+    return Rules.from_kwargs(**dict(rules))
+
+
+def given_rules(rules: Rules | None, rule_kwargs: dict[str, Any]) -> Rules:
+    """The rules a constructor was given: ``rules``, a :class:`Rules` taken as it is, or rule
+    keyword arguments, checked (a ValueError for both, or for a ``rules`` of another type)."""
+    if rules is None:
+        return Rules.from_kwargs(**rule_kwargs)
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a Rules (allfours_env.rules), got {type(rules).__name__}; or give rule keywords")
+    if rule_kwargs:
+        raise ValueError(f"give rules= or rule keywords, not both (got rules= and {', '.join(sorted(rule_kwargs))})")
     return rules

@@ -51,7 +51,7 @@ from .actions import (
 )
 from .cards import N_CARDS, N_SEATS
 from .observation import OBS_SIZE, rules_block
-from .rules import KICK_POINTS, Rules
+from .rules import KICK_POINTS, Rules, given_rules
 from .state_check import check_state
 
 EPISODE_MODES = EPISODES
@@ -113,27 +113,21 @@ class VectorGame:
 
     ``episode``: "match" (default) plays whole matches; "deal" ends each table's episode when its
     deal is scored (or when the match ends in it), like ``env(episode="deal")``. Rule variants:
-    the keys of docs/rules.md table A0 as keyword arguments; an unknown key or value raises a
+    ``rules``, a :class:`~allfours_env.rules.Rules` (valid once made, so taken as it is), or the
+    keys of docs/rules.md table A0 as keyword arguments; an unknown key or value raises a
     ValueError listing what is allowed.
     """
 
-    def __init__(self, n: int, episode: str = "match", events: bool = False, **rules: Any) -> None:
+    def __init__(
+        self, n: int, episode: str = "match", events: bool = False, rules: Rules | None = None, **rule_kwargs: Any
+    ) -> None:
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= MAX_TABLES:
             raise ValueError(f"n (the number of tables) must be an integer 1..{MAX_TABLES:,}, got {n!r}")
         if episode not in EPISODE_MODES:
             raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
         if not isinstance(events, bool):
             raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
-        self._build(int(n), Rules.from_kwargs(**rules), episode, events)
-
-    @classmethod
-    def of_rules(cls, n: int, rules: Rules, episode: str = "match", events: bool = False) -> VectorGame:
-        """The VectorGame that ``VectorGame(n, episode, events, **asdict(rules))`` makes, from
-        arguments already checked (a ``Rules`` is valid once made): without turning the rules into
-        keywords and back, a large part of a new one-table ``Game``'s cost."""
-        game = cls.__new__(cls)
-        game._build(n, rules, episode, events)
-        return game
+        self._build(int(n), given_rules(rules, rule_kwargs), episode, events)
 
     def _build(self, n: int, rules: Rules, episode: str, events: bool) -> None:
         self.n = n

@@ -14,7 +14,7 @@ from agents.shared.processes import caught_stop
 from allfours_env.checks import count
 from allfours_env.engine import EPISODES
 from allfours_env.match import BotFailure
-from allfours_env.rules import DEFAULT_RULES, Rules
+from allfours_env.rules import Rules, as_rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
 from .bots import BotFactory, BotSource, check_bots
@@ -33,15 +33,6 @@ MAX_FIRST_BOARD = 2**62  # board ids stay far inside numpy's seed range
 WORKERS_PER_CORE = 4  # more workers than cores only share them, and each holds its own bots in memory
 MAX_BOOTSTRAP = 10**6
 MAX_BOOTSTRAP_CELLS = 10**7  # resamples x bots**2: the rating bootstrap holds a few float64 arrays of this size
-
-
-def make_rules(rules: Rules | Mapping[str, Any] | None) -> Rules:
-    """``Rules`` from None (defaults), a ``Rules`` or a mapping of A0 keys (validated)."""
-    if rules is None:
-        return DEFAULT_RULES
-    if isinstance(rules, Rules):
-        return rules
-    return Rules.from_kwargs(**dict(rules))
 
 
 def max_workers() -> int:
@@ -102,7 +93,7 @@ def plan_round_robin(
     _check_size(len(bots), boards, bootstrap)
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
-    rules = make_rules(rules)
+    rules = as_rules(rules)
     factories, names = check_bots(bots)
     return Plan(
         factories=tuple(factories),

@@ -11,7 +11,6 @@ buffers in a few numpy operations per tick, as :func:`eval.play.match_record` re
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -66,7 +65,7 @@ def play_boards(
     shared = {} if shared is None else shared
     n = MATCHES_PER_BOARD * len(boards)
     a_team = np.tile(np.arange(MATCHES_PER_BOARD), len(boards))  # table 2i + m: board i, A on team m
-    game = VectorGame(n, episode=episode, events=True, **dataclasses.asdict(rules))
+    game = VectorGame(n, episode=episode, events=True, rules=rules)
     decks = [board.deck_rng() for board in boards for _ in range(MATCHES_PER_BOARD)]
     game.reset(options=[
         {"decks": [decks[t].permutation(N_CARDS).tolist()], "dealer": boards[t // MATCHES_PER_BOARD].dealer}

@@ -54,6 +54,14 @@ def make_env(
     return LearnerVecEnv(env, horizon, seed)
 
 
+@pytest.mark.parametrize("reward, target, scale", [("points", 7, 1 / 7), ("points", 14, 1 / 14), ("equity", 7, 1.0)])
+def test_the_env_scales_its_rewards_to_the_match_from_its_own_rules(reward, target, scale):
+    env = agents.vector_env(2, "random", reward=reward, reward_scale="target", target_score=target)
+    assert env.reward_scale == scale == points_scale(reward, target)
+    with pytest.raises(ValueError, match="reward_scale must be a number above 0 .* or 'target'"):
+        agents.vector_env(2, "random", reward=reward, reward_scale="targets")
+
+
 def random_actions(env: LearnerVecEnv, rng: np.random.Generator) -> np.ndarray:
     masks = env.action_masks()
     assert masks.any(axis=1).all(), "every table waits for a learner seat"

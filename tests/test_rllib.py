@@ -4,7 +4,6 @@ exports a playable policy, and bad input."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil
@@ -64,7 +63,7 @@ rules: {target_score: 7}
 def tiny_config(tmp_path: Path, **changes) -> RLlibConfig:
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_CONFIG)
-    return dataclasses.replace(load_rllib_config(path, output_dir=str(tmp_path)), **changes)
+    return load_rllib_config(path, output_dir=str(tmp_path), **changes)
 
 
 def runner_of(config: RLlibConfig) -> SingleAgentEnvRunner:

@@ -200,8 +200,8 @@ def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
     argv = ["--config", quick, "--output-dir", str(tmp_path), "--rule", "target_score=7",
             "--rule", "undertrump=forbidden_when_can_follow"]  # fmt: skip
     assert train_main(argv) == 0
-    expected = {**load_config(quick).rules, "target_score": 7, "undertrump": "forbidden_when_can_follow"}
-    assert seen["rules"] == expected
+    expected = {**load_config(quick).rules.changed(), "target_score": 7, "undertrump": "forbidden_when_can_follow"}
+    assert seen["rules"] == Rules(**expected)
     for argv, message in (
         (["--rule", "colour=red"], "unknown rule 'colour'"),
         (["--rule", "target_score=0"], "'target_score' must be a positive integer"),
@@ -210,6 +210,32 @@ def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
         with pytest.raises(SystemExit) as exit_info:
             train_main(argv)
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_rules_are_made_once_and_the_config_checked_once_from_the_command_line_to_the_kernel(
+    monkeypatch, tmp_path
+):
+    """Parsed at the edge, trusted inside: from ``python -m train --rule target_score=7`` to the
+    compiled kernel's parameters, one Rules is made (and travels as that value) and the config is
+    checked once, however many layers hand them on."""
+    from train.learner_env import make_learner_env
+
+    made, checks, seen = [], [], {}
+    rules_init, config_check = Rules.__post_init__, TrainConfig.check
+    monkeypatch.setattr(Rules, "__post_init__", lambda self: (made.append(self), rules_init(self))[1])
+    monkeypatch.setattr(TrainConfig, "check", lambda self: (checks.append(self), config_check(self))[1])
+
+    def fake_train(config, resume, progress, extend, source, address):
+        env = make_learner_env(config)
+        seen["kernel"], seen["config"] = env.env.game.rules, config
+        return tmp_path / "final.zip"
+
+    monkeypatch.setattr("train.run.train_in_held_run", fake_train)
+    argv = ["--config", "quick", "--output-dir", str(tmp_path), "--rule", "target_score=7"]
+    assert train_main(argv) == 0
+    assert len(made) == 1 and made[0].target_score == 7
+    assert seen["kernel"] is made[0] is seen["config"].rules
+    assert checks == [seen["config"]]
 
 
 def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):

@@ -307,11 +307,19 @@ def test_bad_seeds_are_refused_and_change_nothing(seed):
         ({"n": 2, "episode": "hand"}, "episode must be one of"),
         ({"n": 2, "undertrump": "never"}, "must be one of"),
         ({"n": 2, "target": 7}, "unknown rule 'target'"),
+        ({"n": 2, "rules": {"target_score": 7}}, "rules must be a Rules"),
+        ({"n": 2, "rules": Rules(), "target_score": 7}, "give rules= or rule keywords, not both"),
     ],
 )
 def test_bad_arguments_are_refused(args, message):
     with pytest.raises(ValueError, match=message):
         VectorGame(**args)
+
+
+def test_a_rules_value_is_taken_as_it_is():
+    rules = Rules(target_score=7, kick_points="tobago")
+    assert VectorGame(2, rules=rules).rules is rules
+    assert VectorGame(2, target_score=7, kick_points="tobago").rules == rules
 
 
 def test_observe_refuses_bad_seats():

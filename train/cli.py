@@ -5,15 +5,17 @@ the exit codes of the training commands (``python -m train``, ``train.labels``, 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.shared.regular_file import NotRegularFile, check_target
-from allfours_env.rules import parse_rule_options
+from allfours_env.rules import rule_values
+
+if TYPE_CHECKING:
+    from .config import Adjust
 
 
 def check_npz_out(out: Path, what: str = "a policy file") -> None:
@@ -93,26 +95,24 @@ def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, ste
     )  # fmt: skip
 
 
-def rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
-    """The ``--rule`` options as rule keyword arguments; a usage error if they are bad or come with
-    ``--resume`` (a resumed run keeps the rules it started with)."""
-    if args.rule and args.resume:
-        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
-    try:
-        return parse_rule_options(args.rule)
-    except ValueError as err:
-        parser.error(str(err))
-
-
-def config_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace, cls: type) -> tuple[Any, Path]:
+def config_from_args(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, cls: type, adjust: Adjust | None = None
+) -> tuple[Any, Path]:  # fmt: skip
     """The run's config (of class ``cls``, either backend's) and its file, from
     :func:`add_run_arguments`' flags: ``--config`` or, resuming without it, the run's own saved
-    config, with ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir`` and the ``--rule``
-    variants over it. ConfigError or ResumeError say what is wrong."""
+    config, with ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, the ``--rule``
+    variants and ``adjust``'s changes over it, made and checked once. A usage error for a malformed
+    ``--rule`` or one with ``--resume`` (a resumed run keeps the rules it started with); ConfigError
+    or ResumeError say what else is wrong."""
     from .checkpoints import ResumeError, candidates, saved_config_file  # (not for the commands that only write)
     from .config import read_config, run_folder
 
-    rules = rule_options(parser, args)
+    if args.rule and args.resume:
+        parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
+    try:
+        rules = rule_values(args.rule)
+    except ValueError as err:
+        parser.error(str(err))
     config_file = args.config or cls.DEFAULTS_FILE
     if args.resume and args.config is None:
         run_dir = run_folder(args.run_name, args.output_dir, cls)
@@ -125,7 +125,6 @@ def config_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace, 
         if config_file is None:
             raise ResumeError(f"nothing to resume: no run in {run_dir}")
     overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
-    config = read_config(cls, config_file, saved_run=args.resume and args.config is None, **overrides)
-    if rules:
-        config = dataclasses.replace(config, rules={**config.rules, **rules})
+    saved_run = args.resume and args.config is None
+    config = read_config(cls, config_file, saved_run=saved_run, rules=rules, adjust=adjust, **overrides)
     return config, config_file

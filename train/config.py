@@ -13,7 +13,7 @@ import math
 import os
 import types
 import typing
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -78,7 +78,7 @@ class Options:
     seed: int
     total_steps: int
     # game
-    rules: dict[str, Any]
+    rules: Rules  # made once, where the config is read (config_from_dict), from the file's mapping and --rule
     reward: str
     # PPO
     learning_rate: float
@@ -107,7 +107,13 @@ class Options:
         return Path(self.output_dir) / self.run_name
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The options as a config file holds them (the rules: those that differ from the defaults)."""
+        return {**dataclasses.asdict(self), "rules": self.rules.changed()}
+
+    def check(self) -> None:
+        """A ConfigError naming the first option that is not valid: what :func:`config_from_dict`, the
+        one place a config is made from outside values, asks before handing the config on."""
+        check_common(self)
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,7 @@ class TrainConfig(Options):
     checkpoint_minutes: float
     max_minutes: float
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         check_common(self)
         if self.label_confirm and self.label_confirm <= self.label_worlds:
             raise ConfigError(
@@ -428,10 +434,6 @@ def check_common(config: Any) -> None:
             check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
     if not config.net_arch:
         raise ConfigError("net_arch must list at least one layer size")
-    try:
-        Rules.from_kwargs(**config.rules)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"rules: {err}") from None
     for name, allowed in (("reward", REWARD_MODES), ("horizon", HORIZONS), ("episode", EPISODES)):
         if hasattr(config, name) and getattr(config, name) not in allowed:
             raise ConfigError(f"{name} must be one of {list(allowed)}, got {shown(getattr(config, name))}")
@@ -597,6 +599,7 @@ def load_config(path: str | Path = DEFAULT_CONFIG, saved_run: bool = False, **ov
 
 
 Config = TypeVar("Config")
+Adjust = Callable[[dict[str, Any]], dict[str, Any]]  # the options read -> a command's changes to them
 
 
 def config_file(spec: str | Path) -> Path:
@@ -620,9 +623,13 @@ def shipped_configs() -> str:
     return f"the shipped configs, by name or path: {names} (in {CONFIG_DIR})"
 
 
-def read_config(cls: type[Config], path: str | Path, saved_run: bool = False, **overrides: Any) -> Config:
+def read_config(
+    cls: type[Config], path: str | Path, saved_run: bool = False, rules: dict[str, Any] | None = None,
+    adjust: Adjust | None = None, **overrides: Any,
+) -> Config:  # fmt: skip
     """A config of dataclass ``cls`` from the YAML file ``path`` (or a shipped config's name) and
-    overrides (None values are ignored). ``saved_run``: ``path`` is a run folder's config, written
+    overrides (None values are ignored), made and checked once (:func:`config_from_dict`, which
+    takes ``rules`` and ``adjust``). ``saved_run``: ``path`` is a run folder's config, written
     with every option the run had, so an option added since takes the value that keeps the run as it
     began (``cls.ADDED``), not today's default."""
     path = config_file(path)
@@ -630,7 +637,7 @@ def read_config(cls: type[Config], path: str | Path, saved_run: bool = False, **
     if saved_run:
         data = {**cls.ADDED, **data}  # type: ignore[attr-defined]  (every config class is an Options)
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return config_from_dict(data, source=str(path), cls=cls)
+    return config_from_dict(data, source=str(path), cls=cls, rules=rules, adjust=adjust)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -689,14 +696,34 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     return data
 
 
-def config_from_dict(data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig) -> Config:
+def config_from_dict(
+    data: dict[str, Any], source: str = "config", cls: type[Config] = TrainConfig, rules: dict[str, Any] | None = None,
+    adjust: Adjust | None = None,
+) -> Config:  # fmt: skip
     """A config of ``cls`` from the options ``data`` changes, the others from ``cls.DEFAULTS_FILE``
-    (configs/default.yaml for TrainConfig)."""
+    (configs/default.yaml for TrainConfig): made once and checked once, here, where outside values
+    come in (inside, a config is trusted). ``rules``: rule values (``--rule``) over the config's;
+    ``adjust``: changes a command makes from the options read (``python -m eval.exploit``'s)."""
     check_known(data, cls, source)
+    options = {**default_options(cls), **data}
     try:
-        return cls(**{**default_options(cls), **data})
+        if adjust is not None:
+            options.update(adjust(options))
+        config = cls(**{**options, "rules": config_rules(options["rules"], rules)})
+        config.check()
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
+    return config
+
+
+def config_rules(value: Any, given: dict[str, Any] | None = None) -> Rules:
+    """The one :class:`Rules` of a config, from its ``rules`` mapping (rule key -> value) and the
+    values ``given`` over them (``--rule``)."""
+    check_type("rules", value, dict[str, Any])
+    try:
+        return Rules.from_kwargs(**{**value, **(given or {})})
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"rules: {err}") from None
 
 
 def check_known(data: dict[str, Any], cls: type, source: str) -> None:

@@ -61,7 +61,7 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
     :class:`allfours_env.arena.Arena`, every decision written as it is made."""
     size = config.imitation_steps
     rng = np.random.default_rng(seed)
-    game = VectorGame(RECORD_TABLES, **config.rules)
+    game = VectorGame(RECORD_TABLES, rules=config.rules)
     batched = agents.make(config.imitate)
     if hasattr(batched, "act_batch"):
         teachers = [[batched] * N_SEATS for _ in range(RECORD_TABLES)]

@@ -370,7 +370,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     """The label set's settings from the command line, each checked (:class:`LabelSettings`), and
     ``--workers``; a ValueError naming the bad one."""
     check_range("--workers", args.workers, 1, MAX_WORKERS)
-    rules = asdict(Rules(**parse_rule_options(args.rule)))
+    rules = asdict(parse_rule_options(args.rule))
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout=args.rollout, player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,

@@ -4,7 +4,7 @@ Every learner trains on one env, :class:`allfours_env.gym_vector.AllFoursVectorE
 the examples and ``python -m train`` alike). :func:`make_learner_env` builds it as training
 wants it: ``n_envs`` tables against a :class:`train.league.League`, the policy input of the
 config's layout (and, with ``critic_sees_hands``, the other seats' hands for the critic),
-rewards scaled by :func:`allfours_env.rewards.points_scale`, and SAME_STEP autoreset, as SB3's
+rewards in the match's units (``reward_scale="target"``), and SAME_STEP autoreset, as SB3's
 vec envs reset. :class:`LearnerVecEnv` only translates: SB3's ``step_async``/``step_wait``,
 ``dones`` (a match's end, and with ``horizon="deal"`` the start of a new deal: the critic then
 predicts the points of the deal in play and PPO's advantages stop at its end), a list of infos
@@ -27,9 +27,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, Vec
 import agents
 from agents.policy import Weights
 from allfours_env.checks import keys
-from allfours_env.gym_vector import NEW_DEAL_KEY, AllFoursVectorEnv
-from allfours_env.rewards import points_scale
-from allfours_env.rules import Rules
+from allfours_env.gym_vector import NEW_DEAL_KEY, TARGET_SCALE, AllFoursVectorEnv
 from allfours_env.vector import VectorGame
 
 from .config import HORIZONS, TrainConfig
@@ -42,11 +40,9 @@ STATE_PARTS = ("tables", "league")  # of get_state()
 def make_learner_env(config: TrainConfig) -> LearnerVecEnv:
     """The env ``python -m train`` trains on (see the module docstring)."""
     league = League(config.opponents, config.max_snapshots, config.seed)
-    target = Rules.from_kwargs(**config.rules).target_score
     env = agents.vector_env(
-        config.n_envs, league, layout=config.layout, reward=config.reward,
-        reward_scale=points_scale(config.reward, target), autoreset_mode=AutoresetMode.SAME_STEP,
-        critic_sees_hands=config.critic_sees_hands, **config.rules,
+        config.n_envs, league, layout=config.layout, reward=config.reward, reward_scale=TARGET_SCALE,
+        autoreset_mode=AutoresetMode.SAME_STEP, critic_sees_hands=config.critic_sees_hands, rules=config.rules,
     )  # fmt: skip
     return LearnerVecEnv(env, config.horizon, config.seed)
 

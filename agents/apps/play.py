@@ -43,7 +43,7 @@ from allfours_env.engine import AWARD_KINDS, DEAL, DEAL_END, Event, Game
 from allfours_env.match import BotFailure, Decision, Match
 from allfours_env.observation import encode
 from allfours_env.render import describe_event, render_text
-from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, parse_rule_options
+from allfours_env.rules import DEFAULT_RULES, RULE_KEYS, Rules, as_rules, parse_rule_options
 
 from ..base import Bot, make, player_bots, refuse_sighted
 from ..builtin import PRETRAINED
@@ -157,9 +157,9 @@ class Narrator:
         self.output_fn(NARRATION_INDENT + line)
 
 
-def new_game(seed: int, rules: Mapping[str, Any]) -> Game:
+def new_game(seed: int, rules: Rules | Mapping[str, Any]) -> Game:
     """The match of ``seed``: the same deals as ``allfours_env.env(**rules).reset(seed=seed)``."""
-    return Game(Rules.from_kwargs(**rules), np.random.default_rng(seed))
+    return Game(as_rules(rules), np.random.default_rng(seed))
 
 
 def table_text(game: Game, seat: int) -> str:
@@ -204,7 +204,7 @@ def play(
     seat: int,
     bots: Mapping[int, Bot],
     seed: int,
-    rules: Mapping[str, Any],
+    rules: Rules | Mapping[str, Any],
     log: Path | None = None,
     options: Sequence[str] = (),
 ) -> int:
@@ -283,7 +283,7 @@ def watch(
     output_fn: OutputFn,
     bots: Sequence[Bot],
     seed: int,
-    rules: Mapping[str, Any],
+    rules: Rules | Mapping[str, Any],
     on_frame: Callable[[np.ndarray], None] | None = None,
     viewer: int = 0,
     log: Path | None = None,

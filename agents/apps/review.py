@@ -316,7 +316,7 @@ class Reviewer:
 
     def open_values(self, decision: Decision, legal: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """Hands open: each action played out once in the real deal (the engine's state at the step)."""
-        world = VectorGame(1, episode="deal", **dataclasses.asdict(self.rules))
+        world = VectorGame(1, episode="deal", rules=self.rules)
         world.set_state(decision.state)
         team = decision.seat % 2
         start = Position.from_view(decode(decision.observation)).start_scores  # (own team's first)

@@ -45,7 +45,7 @@ class RLlibConfig(Options):
     episode: str  # the env's episode: a match, or one deal from 0-0 (python -m train's horizon cuts returns instead)
     rollout_steps: int  # PPO's batch: the learner decisions of all env runners before an update
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         check_common(self)  # every number's range too (train/config.py's tables)
         if self.batch_size > self.rollout_steps:
             raise ConfigError(f"batch_size ({self.batch_size}) must not exceed rollout_steps ({self.rollout_steps})")

@@ -11,13 +11,13 @@ Observations are a dict, as RLlib's action-masking module reads it: ``"observati
 policy input of the SB3 path's layout (:data:`LAYOUT`, the advised input), and
 ``"action_mask"``, 1.0 for each legal action of ``Discrete(56)``. Rewards are the vector env's
 (every award for the learner's team plus, for the other minus, paid at the learner's next
-step), scaled as in SB3 training (:func:`allfours_env.rewards.points_scale`). RLlib's episodes
+step), in the match's units as in SB3 training (``reward_scale="target"``). RLlib's episodes
 follow the vector env's NEXT_STEP autoreset. Infos are the vector env's less the mask, which the
 observation holds (RLlib copies each env's info into its episode at every step).
 
-``env_config``: ``rules`` (the A0 rule keys), ``reward`` ("points" or "match"), ``episode``
-("match" or "deal"), ``opponents`` and ``max_snapshots`` (the league's) and ``seed`` (the league's
-draws); RLlib adds ``num_envs``.
+``env_config``: ``rules`` (a ``Rules``, or a mapping of the A0 rule keys), ``reward`` ("points" or
+"match"), ``episode`` ("match" or "deal"), ``opponents`` and ``max_snapshots`` (the league's) and
+``seed`` (the league's draws); RLlib adds ``num_envs``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from agents.policy import ADVISED_LAYOUT, input_size
 from allfours_env.engine import N_ACTIONS
 from allfours_env.gym_vector import MASK_KEY as VECTOR_MASK_KEY
 from allfours_env.gym_vector import OBS_KEY as VECTOR_OBS_KEY
-from allfours_env.rewards import points_scale
-from allfours_env.rules import Rules
+from allfours_env.gym_vector import TARGET_SCALE
+from allfours_env.rules import as_rules
 
 from ..league import League
 
@@ -79,11 +79,11 @@ def make_vector_env(config: dict[str, Any]) -> RLlibView:
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config key(s) {unknown}; known: {list(ENV_CONFIG_KEYS)}")
-    reward, rules = config.get("reward", "points"), config.get("rules", {})
     league = League(config.get("opponents", {"self": 1.0}), config.get("max_snapshots", 1), config.get("seed", 0))
-    env = agents.vector_env(  # it checks reward, episode and the rules
-        int(config.get("num_envs", 1)), league, layout=LAYOUT, reward=reward, episode=config.get("episode", "match"),
-        reward_scale=points_scale(reward, Rules.from_kwargs(**rules).target_score), dict_observation=True, **rules,
+    env = agents.vector_env(  # it checks reward and episode
+        int(config.get("num_envs", 1)), league, layout=LAYOUT, reward=config.get("reward", "points"),
+        episode=config.get("episode", "match"), reward_scale=TARGET_SCALE, dict_observation=True,
+        rules=as_rules(config.get("rules")),  # a Rules, or a mapping of rule keys (checked)
     )  # fmt: skip
     return RLlibView(env)
 

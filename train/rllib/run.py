@@ -100,7 +100,7 @@ PPO_OPTIONS = {
 def algorithm_config(config: RLlibConfig) -> PPOConfig:
     register_env(ENV_NAME, make_vector_env)  # in Ray's registry, which the env runners read
     env_config = {
-        "rules": dict(config.rules), "reward": config.reward, "episode": config.episode,
+        "rules": config.rules, "reward": config.reward, "episode": config.episode,
         "opponents": dict(config.opponents), "max_snapshots": config.max_snapshots, "seed": config.seed,
     }  # fmt: skip
     return (
