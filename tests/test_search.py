@@ -144,7 +144,7 @@ def test_plays_legal_moves_in_every_variant(rules):
 def test_options_in_the_spec():
     bot = agents.make("search:worlds=8,ms=5.5,explore=0")
     assert (bot.worlds, bot.ms, bot.explore) == (8, 5.5, 0.0)
-    with pytest.raises(ValueError, match="does not take the options"):
+    with pytest.raises(ValueError, match=r"does not take the options \['depth'\] .*; its options are worlds, ms, "):
         agents.make("search:depth=3")
     with pytest.raises(ValueError, match="worlds must be an integer 1..4,096"):
         agents.make("search:worlds=0")
@@ -153,8 +153,10 @@ def test_options_in_the_spec():
     assert agents.make("search:rollout=greedy").rollout == "greedy"
     with pytest.raises(ValueError, match="rollout must be one of"):
         agents.make("search:rollout=deep")
-    with pytest.raises(ValueError, match="does not take the options"):
+    with pytest.raises(ValueError, match="does not take the options .*; its options are seed$"):
         agents.make("random:worlds=3")
+    with pytest.raises(ValueError, match="does not take the options .*; it takes no options$"):
+        agents.make("student:worlds=3")
 
 
 def test_the_default_has_a_time_budget():

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...base import Bot, make, parse_options, player_bots
+from ...base import Bot, make, options_named, parse_options, player_bots
 from ...search import DEFAULT_WORLDS, ROLLOUTS, SearchBot
 
 MAX_SPEC_CHARS = 200
@@ -101,7 +101,9 @@ class BotChoices:
         try:
             return SearchBot(**options)  # a ValueError for a value out of the bot's own range
         except TypeError as error:  # an option the bot does not take
-            raise ValueError(f"bot 'search' does not take the options {sorted(options)} ({error})") from None
+            raise ValueError(
+                f"bot 'search' does not take the options {sorted(options)} ({error}); {options_named(SearchBot)}"
+            ) from None
 
     def _named(self, option: str, value: object) -> str:
         """The value of a search option that names a bot or a file: one of its ``NAMED_OPTIONS``,
