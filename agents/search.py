@@ -28,8 +28,7 @@ Options (``agents.make("search:worlds=32,ms=50")``): ``worlds``, the most worlds
 decision (default 64); ``ms``, the time budget per decision in milliseconds (default 100;
 ``ms=0``: no budget); ``rollout``, "expert" (default), "greedy", or a policy file (its network
 plays every seat of the rollouts, its best action; expert iteration's search on top of its
-student); ``explore``, the rollout policy's chance of a uniformly random legal action instead
-(default 0); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
+student); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
 file: whose choice is kept unless a searched action beats it by the margin (a network's: search
 on top of the network as its prior, with any rollout policy); ``confirm`` (with ``ms=0``; default 0,
 off), the worlds to search in all before leaving the kept choice: when the first ``worlds``
@@ -47,6 +46,10 @@ see "Value cut").
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
 an independent search repeats 27%, and at 128 worlds returns to the expert's choice 60% of the
 time), so confirming them is cheap where it matters: for labels that teach a network.
+
+Removed on 2026-12-07 (issue 63: no shipped bot, config or command used them):
+``explore``, the rollout policy's chance of a uniformly random legal action (0 by default since
+the expert became the rollout policy, 2026-12-01; no figure was measured with it).
 
 Time budget. Under a budget the worlds are searched in batches of at most ``BATCH_TABLES`` = 64
 tables (worlds x legal actions; at least ``MIN_BATCH_WORLDS`` = 8 worlds): the first holds
@@ -452,7 +455,6 @@ class SearchBot(SeededBot):
         worlds: int = DEFAULT_WORLDS,
         ms: float | None = DEFAULT_MS,
         rollout: str = DEFAULT_ROLLOUT,
-        explore: float = 0.0,
         margin: float = DEFAULT_MARGIN,
         confirm: int = 0,
         keep: str = "expert",
@@ -492,8 +494,6 @@ class SearchBot(SeededBot):
         self._value = load_value(VALUE_V1 if value is None else value) if cut else None
         # A deterministic model's likelihood of a decision is 1 or 0; any other's is taken as uniform.
         self._filters_worlds = hasattr(self._opponents, "act_batch") or isinstance(self._opponents, PhaseBot)
-        if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
-            raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
             raise ValueError(f"search option margin must be a chance in 0..1, got {margin!r}")
         if confirm and (
@@ -506,7 +506,7 @@ class SearchBot(SeededBot):
         super().__init__(seed)
         self.confirm = confirm
         self.ms = float(ms) if ms else 0.0  # None (the Python spelling of old) is no budget too
-        self.worlds, self.rollout, self.explore = worlds, rollout, float(explore)
+        self.worlds, self.rollout = worlds, rollout
         self.margin = float(margin)
         self.opponents, self.infer = opponents, infer
         self.cut, self.value = cut, value
@@ -702,7 +702,7 @@ class SearchBot(SeededBot):
                 arena = Arena(games, [seats] * games.n, compiled=True)
                 arena.run()  # the opponents play until one of my team's seats is to act
             while not games.is_over.all():
-                games.step(self._rollout_actions(games, self._rng))
+                games.step(self._rollout_actions(games))
                 if arena is not None:
                     arena.run()
         scores = games.scores
@@ -731,7 +731,7 @@ class SearchBot(SeededBot):
                 moving &= ~at_cut
             if not moving.any():
                 return cut_values
-            games.step(self._rollout_actions(games, self._rng, moving), tables=moving)
+            games.step(self._rollout_actions(games, moving), tables=moving)
             moving &= ~games.is_over
 
     def search(self, observation: Observation) -> Searched:
@@ -758,15 +758,13 @@ class SearchBot(SeededBot):
         values, points = totals / done
         return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 
-    def _rollout_actions(
-        self, games: VectorGame, rng: np.random.Generator, live: np.ndarray | None = None
-    ) -> np.ndarray:
+    def _rollout_actions(self, games: VectorGame, live: np.ndarray | None = None) -> np.ndarray:
         """The rollout policy's action at every table that is not over (or at the ``live`` ones;
         0 elsewhere)."""
         choice = np.zeros(games.n, dtype=np.int64)
         if self.rollout == "greedy":
             st, bs, params = games.kernel_state()
-            rollout_actions(st, bs, params, rng.random(games.n), self.explore, choice)
+            rollout_actions(st, bs, params, choice)
             return choice
         live = ~games.is_over if live is None else live
         observations, masks = games.observe(), games.legal_mask()
@@ -775,9 +773,6 @@ class SearchBot(SeededBot):
             choice[:] = act(observations, masks)
         else:
             choice[live] = act(observations[live], masks[live])
-        if self.explore:
-            wander = live & (rng.random(games.n) < self.explore)
-            choice[wander] = games.sample_legal(rng)[wander]
         return choice
 
 
@@ -786,7 +781,7 @@ class SearchBot(SeededBot):
 # process. Its options are written out, not taken from the defaults above, and
 # tests/golden/search_v1_decisions.txt holds its choices: it plays as ``search:ms=0`` played then.
 V1_OPTIONS = {
-    "worlds": 64, "ms": 0, "rollout": "expert", "explore": 0.0, "margin": 0.01, "confirm": 0, "keep": "expert",
+    "worlds": 64, "ms": 0, "rollout": "expert", "margin": 0.01, "confirm": 0, "keep": "expert",
 }  # fmt: skip
 
 
