@@ -40,16 +40,19 @@ about 6 s and 240 MB a decision among a dozen legal actions here) and ``ms`` at 
 ``pretrained``, ``student``, a policy file) the other team is assumed to play as (default none;
 see "Opponent model"). ``infer``, a network (``student``, ``pretrained`` or a policy file) by
 whose likelihood of the other seats' decisions the worlds are drawn (default none; see "Inference").
-``cut`` (default 0, off), the tricks after which a rollout stops and the rest of the deal is
-valued by ``value``, a value network file (default the shipped ``agents/pretrained/value_v1.npz``;
-see "Value cut").
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
 an independent search repeats 27%, and at 128 worlds returns to the expert's choice 60% of the
 time), so confirming them is cheap where it matters: for labels that teach a network.
 
 Removed on 2026-12-07 (issue 63: no shipped bot, config or command used them):
 ``explore``, the rollout policy's chance of a uniformly random legal action (0 by default since
-the expert became the rollout policy, 2026-12-01; no figure was measured with it).
+the expert became the rollout policy, 2026-12-01; no figure was measured with it); ``cut`` and
+``value``, the value cut: the rollouts stopped after ``cut`` tricks and the rest of the deal
+valued by a value network (``agents/values.py``, the shipped ``value_v1.npz``, fitted by ``python
+-m train.values``). On top of the student, the student's rollouts cut after one trick made -0.081
+points a deal against ``search_v1`` where whole ``expert`` rollouts made +0.085: the network's
+error (0.115 of a chance, root mean square) dwarfed the differences between the actions it had to
+rank (docs/expert_iteration.md, "What each lever adds").
 
 Time budget. Under a budget the worlds are searched in batches of at most ``BATCH_TABLES`` = 64
 tables (worlds x legal actions; at least ``MIN_BATCH_WORLDS`` = 8 worlds): the first holds
@@ -113,19 +116,6 @@ taken together. The worlds of ``infer=student`` name the hidden cards' holders b
 uniform sampling on the student's own play (docs/results.md, "Policy-based inference"), at about
 five times the cost of a decision.
 
-Value cut (``search:cut=1``): the rollouts stop at the end of the ``cut``-th trick counted from
-the searched action's own (for a bid, the deal's first trick), and the table is valued by a value
-network (:mod:`agents.values`) that reads the observation of the seat to act there and the other
-hands of the world, fitted to the outcome of ``expert`` playing such deals to the end (``python -m
-train.values``); tables whose deal ends first (the last trick, or a match won) keep their exact
-outcome, so a cut at or after the deal's last trick is the full rollout. Its use would be cost:
-a network in the rollouts (``rollout=<policy file>``) then plays a trick or two rather than the
-whole deal. Measured, it costs strength: on top of the student, the student's rollouts cut after
-one trick made -0.081 points a deal against ``search_v1`` where whole ``expert`` rollouts made
-+0.085 (docs/expert_iteration.md, "What each lever adds"): the network's error (0.115 of a
-chance, root mean square) dwarfs the differences between the actions it must rank. The points of
-:meth:`SearchBot.search` count to the cut. ``cut`` and ``opponents`` are not taken together.
-
 Against ``rule_based`` over 100 deal boards (``python -m eval search:opponents=rule_based
 rule_based --boards 100 --first-board 1000000000 --episode deal``, and the same with ``search``)
 the model gained nothing that shows at this size: +0.60 [+0.36, +0.84] points a deal, the plain
@@ -150,7 +140,6 @@ from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
 from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
-from allfours_env.vector_kernels import TRICK_LEN, TRICKS_PLAYED
 
 from .base import Bot, Observation, SeededBot, act_rows, legal_actions, make, player_bots
 from .expert import expert_actions
@@ -159,7 +148,6 @@ from allfours_env.match_model import MAX_MODELLED_TARGET, match_equity
 from .policy import PolicyBot, batch_inputs
 from .program import is_program_spec
 from .search_kernels import rollout_actions, sample_worlds
-from .values import VALUE_V1, load_value
 
 DEFAULT_WORLDS = 64
 DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the kept choice
@@ -175,7 +163,6 @@ LARGE_BATCH_TABLES = 1024  # search() without a budget: batches of at most this 
 MAX_RESAMPLES = 1000
 MODEL_ROUNDS = 8  # with opponents: rounds of worlds drawn for a batch before it settles for fewer (or none agree)
 INFER_GROUPS = 4  # with infer: candidate worlds drawn per world searched
-MAX_CUT = 12  # cut: the most tricks after the searched action before a rollout is valued
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
 OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
@@ -460,8 +447,6 @@ class SearchBot(SeededBot):
         keep: str = "expert",
         opponents: str | None = None,
         infer: str | None = None,
-        cut: int = 0,
-        value: str | None = None,
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or not 1 <= worlds <= MAX_WORLDS:
@@ -480,18 +465,6 @@ class SearchBot(SeededBot):
         self._infer = _inference_model(infer)
         if self._infer is not None and self._opponents is not None:
             raise ValueError("search options infer and opponents are not taken together: give one of them")
-        if isinstance(cut, bool) or not isinstance(cut, int) or not 0 <= cut <= MAX_CUT:
-            raise ValueError(
-                f"search option cut must be the tricks after which a rollout is valued, 1..{MAX_CUT}, or 0 (off), "
-                f"got {cut!r}"
-            )
-        if cut and self._opponents is not None:
-            raise ValueError("search options cut and opponents are not taken together: give one of them")
-        if value is not None and not cut:
-            raise ValueError("search option value needs cut: the tricks after which the rollouts are valued")
-        if value is not None and not (isinstance(value, str) and value.endswith(".npz")):
-            raise ValueError(f"search option value must be a value file (.npz, python -m train.values), got {value!r}")
-        self._value = load_value(VALUE_V1 if value is None else value) if cut else None
         # A deterministic model's likelihood of a decision is 1 or 0; any other's is taken as uniform.
         self._filters_worlds = hasattr(self._opponents, "act_batch") or isinstance(self._opponents, PhaseBot)
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
@@ -509,7 +482,6 @@ class SearchBot(SeededBot):
         self.worlds, self.rollout = worlds, rollout
         self.margin = float(margin)
         self.opponents, self.infer = opponents, infer
-        self.cut, self.value = cut, value
         self.last_search: Searched | None = None
         if self._opponents is not None:
             self._opponents.reset(seed)  # (random's own generator: a seeded search repeats)
@@ -690,49 +662,22 @@ class SearchBot(SeededBot):
         are the arena's learner seats, played by the rollout policy)."""
         n_worlds, n_actions = worlds.n, len(actions)
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
-        if self.cut:
-            cut_at = games.kernel_state()[0][:, TRICKS_PLAYED] + self.cut  # (before the action)
         games.step(np.tile(actions, n_worlds))
-        if self.cut:
-            cut_values = self._roll_out_to_cut(games, cut_at)
-        else:
-            arena = None
-            if self._opponents is not None:
-                seats = [None if seat % 2 == team else self._opponents for seat in range(N_SEATS)]
-                arena = Arena(games, [seats] * games.n, compiled=True)
-                arena.run()  # the opponents play until one of my team's seats is to act
-            while not games.is_over.all():
-                games.step(self._rollout_actions(games))
-                if arena is not None:
-                    arena.run()
+        arena = None
+        if self._opponents is not None:
+            seats = [None if seat % 2 == team else self._opponents for seat in range(N_SEATS)]
+            arena = Arena(games, [seats] * games.n, compiled=True)
+            arena.run()  # the opponents play until one of my team's seats is to act
+        while not games.is_over.all():
+            games.step(self._rollout_actions(games))
+            if arena is not None:
+                arena.run()
         scores = games.scores
         values = match_value(scores, games.winner, rules)
-        if self.cut:
-            values = np.where(np.isnan(cut_values), values, cut_values)
         points = (scores[:, 0] - start_scores[0]) - (scores[:, 1] - start_scores[1])
         if team:
             values, points = 1.0 - values, -points
         return np.stack([values, points]).reshape(2, n_worlds, n_actions)
-
-    def _roll_out_to_cut(self, games: VectorGame, cut_at: np.ndarray) -> np.ndarray:
-        """The rollouts of ``cut``: each table played on until its deal is over or ``cut_at`` tricks
-        of the deal are played, where it is valued by the value network instead (team 0's chance
-        to win the match; NaN at the tables whose deal ended first, whose outcome is exact)."""
-        cut_values = np.full(games.n, np.nan)
-        moving = ~games.is_over
-        while True:
-            st = games.kernel_state()[0]
-            at_cut = moving & (st[:, TRICKS_PLAYED] >= cut_at) & (st[:, TRICK_LEN] == 0)
-            if at_cut.any():
-                tables = np.flatnonzero(at_cut)
-                seats = games.current
-                chance = self._value(games.observe(tables=tables), games.other_hands(np.maximum(seats, 0))[tables])
-                cut_values[tables] = np.where(seats[tables] % 2 == 0, chance, 1.0 - chance)
-                moving &= ~at_cut
-            if not moving.any():
-                return cut_values
-            games.step(self._rollout_actions(games, moving), tables=moving)
-            moving &= ~games.is_over
 
     def search(self, observation: Observation) -> Searched:
         """Search one decision without choosing: every legal action's mean chance to win the match
@@ -758,15 +703,14 @@ class SearchBot(SeededBot):
         values, points = totals / done
         return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 
-    def _rollout_actions(self, games: VectorGame, live: np.ndarray | None = None) -> np.ndarray:
-        """The rollout policy's action at every table that is not over (or at the ``live`` ones;
-        0 elsewhere)."""
+    def _rollout_actions(self, games: VectorGame) -> np.ndarray:
+        """The rollout policy's action at every table that is not over (0 elsewhere)."""
         choice = np.zeros(games.n, dtype=np.int64)
         if self.rollout == "greedy":
             st, bs, params = games.kernel_state()
             rollout_actions(st, bs, params, choice)
             return choice
-        live = ~games.is_over if live is None else live
+        live = ~games.is_over
         observations, masks = games.observe(), games.legal_mask()
         act = expert_actions if self._rollout_policy is None else self._rollout_policy.act_batch
         if live.all():  # most ticks: no copy of the observations (a fresh large array costs page faults)

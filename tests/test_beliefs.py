@@ -99,7 +99,7 @@ def test_the_fit_runs_end_to_end(tmp_path, capsys):
     assert BeliefNet.from_file(tmp_path / "b.npz").layers == 2
 
 
-@pytest.mark.parametrize("command", ["train.beliefs", "train.values"])
+@pytest.mark.parametrize("command", ["train.beliefs"])
 def test_the_fit_commands_check_out_first_and_end_on_a_stop_with_one_line(tmp_path, capsys, monkeypatch, command):
     import importlib
 
@@ -125,9 +125,6 @@ def test_the_fit_commands_check_out_first_and_end_on_a_stop_with_one_line(tmp_pa
         ("train.beliefs", ["--test", "0"], "--test: must be in 1.."),
         ("train.beliefs", ["--hidden", "512", "-3"], "--hidden: must be in 1.."),
         ("train.beliefs", ["--worlds", "0"], "--worlds: must be in 1.."),
-        ("train.values", ["--hidden", "0"], "--hidden: must be in 1.."),  # (failed at the save, after the fit)
-        ("train.values", ["--deals", "5"], "--deals: must be in 10.."),
-        ("train.values", ["--epochs", "x"], "--epochs: expected an integer"),
     ],
 )
 def test_the_fit_commands_refuse_counts_out_of_range_before_any_work(tmp_path, capsys, command, argv, message):
@@ -139,7 +136,7 @@ def test_the_fit_commands_refuse_counts_out_of_range_before_any_work(tmp_path, c
     assert exit_info.value.code == 2 and message in err and not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("command", ["train.beliefs", "train.values"])
+@pytest.mark.parametrize("command", ["train.beliefs"])
 def test_the_fit_commands_check_the_networks_memory_before_any_work(tmp_path, capsys, monkeypatch, command):
     """Issue 57, item 10: ``--hidden 65536 65536`` was accepted, and failed with a traceback once
     the play was recorded; now it is refused first, as ``train`` refuses a network it cannot hold."""

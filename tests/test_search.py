@@ -159,7 +159,7 @@ def test_options_in_the_spec():
         agents.make("student:worlds=3")
 
 
-@pytest.mark.parametrize("option", ["explore=0.1"])
+@pytest.mark.parametrize("option", ["explore=0.1", "cut=1", "value=x.npz"])
 def test_an_option_that_left_the_search_is_refused_with_the_options_it_takes(option):
     """Issue 63: options whose measurements showed nothing left the search (their figures stay in
     docs/results.md and docs/expert_iteration.md)."""

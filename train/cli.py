@@ -1,6 +1,6 @@
 """The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib), and
 the exit codes of the training commands (``python -m train``, ``train.labels``, ``train.distil``,
-``train.values``, ``train.beliefs``)."""
+``train.beliefs``)."""
 
 from __future__ import annotations
 

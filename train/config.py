@@ -22,7 +22,7 @@ import yaml
 
 from agents.averaged import RELABELLINGS
 from agents.policy import POLICY_INPUTS
-from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.regular_file import read_bytes
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
@@ -525,14 +525,14 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
 
 
 STUDENT = "{student}"  # in label_search: the previous round's student (round 1's: the actor the rounds start from)
-LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS, "infer": (), "cut": ()}  # option -> names
+LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS, "infer": ()}  # option -> names
 
 
-def label_search_options(text: str, student: str) -> dict[str, str | int]:
+def label_search_options(text: str, student: str) -> dict[str, str]:
     """``label_search``'s options for the labelling search (keep, rollout, infer: each a name it
-    allows, {student} or a policy file; cut: tricks, 0..MAX_CUT), {student} replaced by
-    ``student``; a ConfigError naming what is allowed."""
-    options: dict[str, str | int] = {}
+    allows, {student} or a policy file), {student} replaced by ``student``; a ConfigError naming
+    what is allowed."""
+    options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = (word.strip() for word in item.partition("="))
         allowed = LABEL_SEARCH.get(key, ())
@@ -541,11 +541,6 @@ def label_search_options(text: str, student: str) -> dict[str, str | int]:
                 f"label_search must be search options KEY=VALUE separated by commas, each of {sorted(LABEL_SEARCH)} "
                 f"at most once (e.g. keep={STUDENT},rollout=expert), got {shown(text)}"
             )
-        if key == "cut":
-            if not value.isdigit() or not 0 <= int(value) <= MAX_CUT:
-                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {shown(value)}")
-            options[key] = int(value)
-            continue
         if value not in (*allowed, STUDENT) and not value.endswith(POLICY_SUFFIXES):
             raise ConfigError(
                 f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "
