@@ -35,7 +35,7 @@ from allfours_env import decode
 from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.observation import OBS_SIZE
 
-from .search import OTHERS, Position, SearchBot, sample_hidden
+from .search import OTHERS, Position, sample_hidden
 from .shared.atomic_file import atomic_path
 from .shared.npz_file import read_npz
 
@@ -95,18 +95,6 @@ class SampledBeliefs:
 
     def worlds_of(self, position: Position) -> np.ndarray:
         return sample_hidden(position, self.rng, self.worlds)
-
-
-class InferredBeliefs(SampledBeliefs):
-    """The beliefs of ``search:infer=NETWORK``: the holders' shares over the worlds it draws by the
-    network's likelihood of the other seats' decisions (:meth:`agents.search.SearchBot.inferred_worlds`)."""
-
-    def __init__(self, network: str, worlds: int = 512, seed: int = 0) -> None:
-        super().__init__(worlds, seed)
-        self.search = SearchBot(infer=network, ms=0, seed=seed)
-
-    def worlds_of(self, position: Position) -> np.ndarray:
-        return self.search.inferred_worlds(position, self.worlds)[0]
 
 
 def holder_counts(position: Position, hands: np.ndarray) -> np.ndarray:

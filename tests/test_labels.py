@@ -165,7 +165,7 @@ def test_other_settings_in_the_same_folder_are_refused(made: Path, tmp_path: Pat
         labels.make_labels(dataclasses.replace(SETTINGS, worlds=6), folder, workers=1)
 
 
-@pytest.mark.parametrize("name, off, on", [("cut", 0, 1)])
+@pytest.mark.parametrize("name, off, on", [("cut", 0, 1), ("infer", "", "student.npz")])
 def test_a_label_set_made_before_a_search_option_left_reads_where_it_was_off(made, tmp_path, name, off, on) -> None:
     """Issue 63: labels.json files written before then name the removed options; off, they read as before."""
     folder = tmp_path / "old"
@@ -177,7 +177,7 @@ def test_a_label_set_made_before_a_search_option_left_reads_where_it_was_off(mad
         if value == off:
             assert label_set.read_meta(folder) == SETTINGS
         else:
-            with pytest.raises(label_set.LabelSetError, match=f"labelled with search's {name} option, which was removed"):
+            with pytest.raises(label_set.LabelSetError, match=f"search's {name} option, which was removed"):
                 label_set.read_meta(folder)
 
 
@@ -357,7 +357,6 @@ def run_labels(capsys: pytest.CaptureFixture, out: Path, *more: str) -> tuple[in
         (["--keep", "greedy"], r"keep must be one of \('expert',\) or a policy file"),
         (["--keep", "missing.npz"], "no policy file at 'missing.npz'"),
         (["--rollout", "student"], r"rollout must be one of \('expert', 'greedy'\) or a policy file"),
-        (["--infer", "missing.npz"], "no policy file at 'missing.npz'"),
     ],
 )
 def test_bad_label_settings_are_exit_2_before_any_work(tmp_path, capsys, more, message) -> None:

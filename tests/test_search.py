@@ -159,12 +159,13 @@ def test_options_in_the_spec():
         agents.make("student:worlds=3")
 
 
-@pytest.mark.parametrize("option", ["explore=0.1", "cut=1", "value=x.npz"])
+@pytest.mark.parametrize("option", ["explore=0.1", "infer=student", "cut=1", "value=x.npz"])
 def test_an_option_that_left_the_search_is_refused_with_the_options_it_takes(option):
     """Issue 63: options whose measurements showed nothing left the search (their figures stay in
     docs/results.md and docs/expert_iteration.md)."""
     name = option.partition("=")[0]
-    with pytest.raises(ValueError, match=rf"does not take the options \['{name}'\] .*; its options are worlds, ms, rollout, margin,"):
+    takes = "worlds, ms, rollout, margin, confirm, keep, opponents, seed"
+    with pytest.raises(ValueError, match=rf"does not take the options \['{name}'\] .*; its options are {takes}$"):
         agents.make(f"search:{option}")
 
 

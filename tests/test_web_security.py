@@ -166,7 +166,7 @@ def test_bots_and_the_hinter_draw_from_streams_of_their_own():
 # ---------------------------------------------------------------- files the page names, hosts
 
 
-@pytest.mark.parametrize("option", ["keep", "rollout", "opponents", "infer"])
+@pytest.mark.parametrize("option", ["keep", "rollout", "opponents"])
 def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch):
     client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
     copy = tmp_path / "x.npz"
@@ -192,7 +192,6 @@ def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch
         "search:opponents=rule_based", "search:opponents=random,worlds=64",
         "search:opponents=pretrained,worlds=128,ms=2000",
         "search:opponents=expert,worlds=512,ms=2000", "search:rollout=allfours_v1.npz,worlds=512",
-        "search:infer=student,worlds=512,ms=0", "search:infer=student,rollout=allfours_v1.npz",
     ],
 )  # fmt: skip
 def test_every_costly_search_option_is_within_the_pages_cap(spec):

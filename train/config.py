@@ -136,7 +136,7 @@ class TrainConfig(Options):
     distil_labels: list[int]
     label_worlds: int
     label_confirm: int
-    label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
+    label_search: str  # search's keep / rollout for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
     distil_tau: float  # advantage: the temperature that tilts the prior by the searched values
@@ -525,13 +525,13 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
 
 
 STUDENT = "{student}"  # in label_search: the previous round's student (round 1's: the actor the rounds start from)
-LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS, "infer": ()}  # option -> names
+LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS}  # option -> names
 
 
 def label_search_options(text: str, student: str) -> dict[str, str]:
-    """``label_search``'s options for the labelling search (keep, rollout, infer: each a name it
-    allows, {student} or a policy file), {student} replaced by ``student``; a ConfigError naming
-    what is allowed."""
+    """``label_search``'s options for the labelling search (keep, rollout: each a name it allows,
+    {student} or a policy file), {student} replaced by ``student``; a ConfigError naming what is
+    allowed."""
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = (word.strip() for word in item.partition("="))

@@ -95,7 +95,7 @@ SETTING_RANGES = {  # LabelSettings' integers: (lowest, highest)
     "count": (1, MAX_LABELS), "worlds": (1, MAX_WORLDS), "confirm": (0, MAX_WORLDS), "seed": (0, MAX_SEED),
     "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES),
 }  # fmt: skip
-REMOVED_SETTINGS = {"cut": 0}  # search options since removed (issue 63): a labels.json may name them, off
+REMOVED_SETTINGS = {"cut": 0, "infer": ""}  # search options removed in issue 63: older labels.json name them, off
 
 
 class LabelSetError(ValueError):
@@ -118,7 +118,6 @@ class LabelSettings:
     confirm: int = 0  # search's confirm: worlds in all before a label leaves the kept choice (0: off)
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
     keep: str = "expert"  # search's keep: whose choice stands unless beaten by the margin (expert or a policy file)
-    infer: str = ""  # search's infer: the network whose likelihood draws the worlds ("": none, uniform worlds)
 
     def __post_init__(self) -> None:
         """Each setting's type and range (those of search's options too): a LabelSetError naming it."""
@@ -133,7 +132,7 @@ class LabelSettings:
             raise LabelSetError(str(err)) from None
         if self.confirm and self.confirm <= self.worlds:
             raise LabelSetError(f"confirm must be 0 (off) or more than worlds ({self.worlds}), got {self.confirm}")
-        for name, names in (("rollout", ROLLOUTS), ("keep", ("expert",)), ("infer", ("",))):
+        for name, names in (("rollout", ROLLOUTS), ("keep", ("expert",))):
             value = getattr(self, name)
             if value not in names and not value.endswith(POLICY_SUFFIXES):
                 raise LabelSetError(f"{name} must be one of {names} or a policy file (.npz or .zip), got {value!r}")
@@ -147,7 +146,7 @@ class LabelSettings:
         depends on its seed only)."""
         return {
             "worlds": self.worlds, "ms": 0, "margin": self.margin, "confirm": self.confirm, "keep": self.keep,
-            "rollout": self.rollout, "infer": self.infer or None,
+            "rollout": self.rollout,
         }  # fmt: skip
 
     def shards(self) -> int:
@@ -183,7 +182,7 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
     _write_settings(folder, settings)
 
 
-FILE_SETTINGS = ("player", "keep", "rollout", "infer")  # settings that may name a policy file
+FILE_SETTINGS = ("player", "keep", "rollout")  # settings that may name a policy file
 
 
 def move_files(folder: Path, **paths: str) -> None:

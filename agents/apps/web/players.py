@@ -4,10 +4,10 @@ A spec from the page is either a registered bot name (``player_bots()``: never t
 ``agents.make`` reads them (``search:worlds=32,ms=50``), or the label of a policy file given on the
 server's command line (:class:`BotChoices`). Anything else, a path above all, is refused: the
 server loads only the files its operator named. That holds for every search option that names a
-bot or a file (``NAMED_OPTIONS``: ``keep``, ``rollout``, ``opponents``, ``infer``): each goes
-through one check, :meth:`BotChoices._named`, and its value is one of the names the option takes
-or the label of a command-line policy file (``search:keep=final.npz``). Any other value is
-refused with the same words whether or not such a file exists, and before anything is looked up.
+bot or a file (``NAMED_OPTIONS``: ``keep``, ``rollout``, ``opponents``): each goes through one
+check, :meth:`BotChoices._named`, and its value is one of the names the option takes or the
+label of a command-line policy file (``search:keep=final.npz``). Any other value is refused with
+the same words whether or not such a file exists, and before anything is looked up.
 
 Search options are capped tighter here than :class:`agents.search.SearchBot` caps them (4,096
 worlds, a minute a move), so that one request cannot hold the server for long: ``worlds`` at
@@ -19,8 +19,8 @@ positions with 5 or 6 legal actions and rounded up (``COST``): a network in the 
 (``rollout=`` a policy file) 16 (12 to 14 measured), a network as ``opponents`` 16 (9), ``expert``
 as ``opponents`` 4 (2.5), a bot asked table by table as ``opponents`` (``rule_based``,
 ``random``) 32 (4 to 14, more late in a deal, where more of its decisions are checked in every
-world), ``infer`` 4 (2.6); ``keep`` and the rest add no cost a world. The time budget
-``ms`` does not lower the work: a batch of worlds, once begun, runs to its end.
+world); ``keep`` and the rest add no cost a world. The time budget ``ms`` does not lower the
+work: a batch of worlds, once begun, runs to its end.
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ NAMED_OPTIONS: dict[str, tuple[str, ...]] = {
     "keep": ("expert",),
     "rollout": ROLLOUTS,
     "opponents": ("random", "rule_based", "expert", *NETWORKS),  # (no search: search.py refuses it)
-    "infer": NETWORKS,
 }
-NETWORK_COST, INFER_COST = 16, 4  # see the module docstring
+NETWORK_COST = 16  # see the module docstring
 COST = {"rollout": {"expert": 1, "greedy": 1}, "opponents": {"expert": 4, "random": 32, "rule_based": 32}}
 SEARCH_EXAMPLES = ("search:worlds=32", "search:worlds=128,ms=45", "search:ms=0")
 
@@ -142,8 +141,6 @@ class BotChoices:
 
 def option_cost(option: str, value: str) -> int:
     """What a search option's value costs a decision per world, against the plain search (the module docstring)."""
-    if option == "infer":
-        return INFER_COST
     if option in COST:
         return COST[option].get(value, NETWORK_COST)  # (any other value is a network: checked by _named)
     return 1
@@ -151,5 +148,5 @@ def option_cost(option: str, value: str) -> int:
 
 def world_cost(bot: SearchBot) -> int:
     """What a world costs ``bot``'s decisions, against the plain search (its options' costs multiplied)."""
-    named = {"rollout": bot.rollout, "opponents": bot.opponents, "infer": bot.infer}
+    named = {"rollout": bot.rollout, "opponents": bot.opponents}
     return math.prod(option_cost(key, str(value)) for key, value in named.items() if value is not None)
