@@ -373,17 +373,11 @@ def mlp_parameters(widths: list[int]) -> int:
     return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 
-def network_needs(widths: list[int], option: str = "--hidden") -> dict[str, int]:
+def network_needs(widths: list[int]) -> dict[str, int]:
     """Bytes fitting a network of layer ``widths`` (inputs first) takes: its weights, gradients and
-    Adam's moments; for :func:`check_needs`, named by the ``option`` that sets its hidden layers."""
-    what = f"the network ({option} {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
+    Adam's moments; for :func:`check_needs`, named by the ``--hidden`` that sets its hidden layers."""
+    what = f"the network (--hidden {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
     return {what: FIT_BYTES * mlp_parameters(widths)}
-
-
-def check_network(widths: list[int], option: str = "--hidden") -> None:
-    """A ConfigError, before any work, if fitting a network of layer ``widths`` would need more
-    memory than the machine has: the fit commands' check, as :func:`check_memory` is ``train``'s."""
-    check_needs(network_needs(widths, option), lead=f"{option} needs")
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
