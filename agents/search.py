@@ -52,8 +52,8 @@ in the docs):
   (policy-based inference, Rebstock, Solinas, Buro et al. 2019): ``infer=student``'s worlds named
   the hidden cards' holders a little better than uniform sampling on the student's own play
   (docs/results.md, "Policy-based inference"), but on top of the student it made +0.101 points a
-  deal against ``search_v1`` where the plain search made +0.085, within the noise, at four times
-  the cost (docs/expert_iteration.md, "What each lever adds");
+  deal against ``search_v1`` where the same search without it made +0.085, within the noise, at
+  four times the cost (docs/expert_iteration.md, "What each lever adds");
 * ``cut`` and ``value``, the value cut: the rollouts stopped after ``cut`` tricks and the rest of
   the deal valued by a value network (``agents/values.py``, the shipped ``value_v1.npz``, fitted
   by ``python -m train.values``). On top of the student, the student's rollouts cut after one
