@@ -1,13 +1,16 @@
-"""How well the search's worlds name the holders of the hidden cards, on a player's positions.
+"""How well the search's worlds name the holders of the hidden cards, on a player's positions:
+uniform sampling against worlds inferred from a network's likelihood of the other seats' play.
 
-    python benchmarks/belief_quality.py [--player student] [--positions 2000] [--worlds 128]
+    python benchmarks/belief_quality.py [--player student] [--infer student] [--positions 2000] [--worlds 128]
 
 ``--player`` (``expert``, ``student``, ``pretrained`` or a policy file) plays itself on the vector
 engine (:func:`record`); at the positions kept, each seat's hidden cards are compared with the
-worlds the search draws, uniformly among the deals the observation allows
-(:func:`sampled_beliefs`), ``--worlds`` worlds a position. Printed (:func:`quality`): the mean
-log-likelihood of the true holder a hidden card, how often the most likely holder is the true one
-(every hidden card, and the hidden trumps), and the seconds it took. One thread.
+worlds each belief draws, ``--worlds`` worlds a position (:func:`sampled_beliefs`): the search's
+uniform sampling among the deals the observation allows, and the worlds drawn by the ``--infer``
+network's likelihood of the other seats' decisions (:func:`inferred_hands`). Printed per belief
+(:func:`quality`): the mean log-likelihood of the true holder a hidden card, how often the most
+likely holder is the true one (every hidden card, and the hidden trumps), and the seconds it took.
+One thread.
 
 From one seat's observation each unseen card lies with one of four holders, relative to that
 seat: the next seat, the partner, the previous seat, or the stock (cards not dealt to a hand; the
@@ -15,10 +18,11 @@ kicks are seen). What the observation makes certain narrows it: a seat holds no 
 has shown it lacks, and a seat with no card left holds none (:func:`holder_mask`, from the
 :class:`agents.search.Position` the search samples its worlds from).
 
-Until issue 63 the product also held a belief network fitted to the true holders (``python -m
-train.beliefs``) and ``search:infer=NETWORK``, whose worlds this script measured too
-(``--infer``); both were removed, and their figures stay in docs/results.md ("Beliefs about the
-hidden cards", "Policy-based inference", and issue 59's PPO leg).
+Until issue 63 the product held both the inference (``search:infer=NETWORK``) and a belief
+network fitted to the true holders (``python -m train.beliefs``). The inference left the search
+(within the noise in play, at four times the cost) but is kept here, as it drew its worlds, to
+measure how readable a network's play is (issue 59); the belief network is gone, its figures
+stay in docs/results.md ("Beliefs about the hidden cards").
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
 import agents
 from agents.expert import expert_actions
-from agents.search import MAX_WORLDS, OTHERS, Position, sample_hidden
+from agents.policy import PolicyBot, batch_inputs
+from agents.search import MAX_WORLDS, OTHERS, Position, SearchBot, sample_hidden, world_deck
 from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from allfours_env import decode
@@ -44,6 +50,7 @@ STOCK = 3
 SMOOTHING = 0.5  # added to each allowed holder's count of sampled worlds
 TABLES = 256
 KEEP_EVERY = 3  # keep one decision in three at each table: less alike, as many matches
+INFER_GROUPS = 4  # inferred worlds: candidate worlds drawn per world kept
 
 
 def record(
@@ -106,16 +113,51 @@ def holder_counts(position: Position, hands: np.ndarray) -> np.ndarray:
     return counts
 
 
-def sampled_beliefs(positions: list[Position], worlds: int, seed: int) -> np.ndarray:
-    """float (n, 52, 4): each holder's share of each unseen card over ``worlds`` worlds drawn as the
-    search draws them (:func:`agents.search.sample_hidden`), smoothed so that a holder the samples
-    missed keeps a little chance; zero where :func:`holder_mask` rules a holder out, each unseen
-    card's row summing to 1."""
+def sampled_beliefs(
+    positions: list[Position], worlds: int, seed: int, draw: Callable[..., np.ndarray] = sample_hidden
+) -> np.ndarray:
+    """float (n, 52, 4): each holder's share of each unseen card over ``worlds`` worlds a position,
+    drawn by ``draw(position, rng, worlds)`` (their hands, as :func:`agents.search.sample_hidden`,
+    the default: the search's uniform sampling) from one generator seeded by ``seed``, smoothed so
+    that a holder the samples missed keeps a little chance; zero where :func:`holder_mask` rules a
+    holder out, each unseen card's row summing to 1."""
     rng = np.random.default_rng(seed)
-    counts = np.stack([holder_counts(p, sample_hidden(p, rng, worlds)) for p in positions])
+    counts = np.stack([holder_counts(p, draw(p, rng, worlds)) for p in positions])
     scores = np.where(np.stack([holder_mask(p) for p in positions]), counts + SMOOTHING, 0.0)
     totals = scores.sum(axis=2, keepdims=True)
     return np.divide(scores, totals, out=np.zeros_like(scores), where=totals > 0)
+
+
+def inferred_hands(position: Position, rng: np.random.Generator, n_worlds: int, network: PolicyBot) -> np.ndarray:
+    """``n_worlds`` worlds drawn as ``search:infer=NETWORK`` drew them before issue 63 (policy-based
+    inference, Rebstock, Solinas, Buro et al. 2019): ``INFER_GROUPS`` times as many candidates
+    sampled as the search samples them (the first group from ``rng``, the rest from a generator
+    seeded by it; which of a seat's cards came with a run is drawn too), each weighted by the
+    likelihood under ``network``'s softmax of every decision the other three seats made this deal
+    (decisions with one legal action count 1), then drawn by systematic resampling; exactly the
+    first group where every candidate is equally likely. Their hands, as :func:`sample_hidden`."""
+
+    def candidates(rng: np.random.Generator, n: int) -> tuple[np.ndarray, list[list[int]]]:
+        hands = sample_hidden(position, rng, n)
+        return hands, [world_deck(position, tuple(map(int, held)), rng, runs_drawn=True) for held in hands]
+
+    hands, decks = candidates(rng, n_worlds)
+    rng = np.random.default_rng(int(rng.integers(2**63)))
+    more, more_decks = candidates(rng, (INFER_GROUPS - 1) * n_worlds)
+    log_likelihood = np.zeros(INFER_GROUPS * n_worlds)
+    for worlds, masks, action in SearchBot._replayed(position, decks + more_decks, OTHERS):
+        asked = np.flatnonzero(masks.sum(axis=1) > 1)
+        if len(asked):
+            inputs = batch_inputs(network.layout, worlds.observe(tables=asked), masks[asked])
+            logits = np.where(masks[asked] > 0, network.logits(inputs).astype(np.float64), -np.inf)
+            top = logits.max(axis=1)
+            log_likelihood[asked] += logits[:, action] - top - np.log(np.exp(logits - top[:, None]).sum(axis=1))
+    if np.ptp(log_likelihood) == 0:
+        return hands
+    weights = np.exp(log_likelihood - log_likelihood.max())
+    points = (rng.random() + np.arange(n_worlds)) / n_worlds  # systematic resampling
+    chosen = np.searchsorted(np.cumsum(weights / weights.sum()), points, side="right")
+    return np.concatenate([hands, more])[np.minimum(chosen, len(weights) - 1)]
 
 
 def quality(probs: np.ndarray, truth: np.ndarray, trumps: np.ndarray) -> dict[str, float | None]:
@@ -146,20 +188,29 @@ def trump_cards(positions: list[Position], observations: np.ndarray) -> np.ndarr
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--player", default="student", help="whose self-play gives the positions")
+    parser.add_argument("--infer", default="student", help="the network the inference reads")
     parser.add_argument("--positions", type=count(1, 10**7), default=2000)
-    parser.add_argument("--worlds", type=count(1, MAX_WORLDS), default=128, help="worlds a position")
+    parser.add_argument("--worlds", type=count(1, MAX_WORLDS), default=128, help="worlds a position, for each belief")
     parser.add_argument("--seed", type=count(0, 2**63 - 1), default=1_000_003)
     args = parser.parse_args()
     one_blas_thread()
     try:
         play = expert_actions if args.player == "expert" else agents.make(args.player).act_batch
+        network = agents.make(args.infer)
+        if not isinstance(network, PolicyBot):
+            raise ValueError("--infer must be a network: student, pretrained or a policy file")
     except (ValueError, OSError, AttributeError) as err:  # an unknown bot or network; a bot that plays no batch
-        parser.error(f"--player {args.player!r}: {err}")
+        parser.error(f"--player {args.player!r} / --infer {args.infer!r}: {err}")
     observations, positions, truth = record(args.positions, args.seed, play)
     trumps = trump_cards(positions, observations)
-    start = time.perf_counter()
-    probs = sampled_beliefs(positions, args.worlds, args.seed)
-    results = {"uniform sampling": {**quality(probs, truth, trumps), "seconds": round(time.perf_counter() - start, 1)}}
+    results = {}
+    for name, draw in (
+        ("uniform sampling", sample_hidden),
+        (f"infer={args.infer}", partial(inferred_hands, network=network)),
+    ):
+        start = time.perf_counter()
+        probs = sampled_beliefs(positions, args.worlds, args.seed, draw)
+        results[name] = {**quality(probs, truth, trumps), "seconds": round(time.perf_counter() - start, 1)}
     print(json.dumps({"player": args.player, "positions": args.positions, "worlds": args.worlds, **results}, indent=1))
 
 
