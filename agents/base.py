@@ -12,6 +12,7 @@ continues it exactly (:class:`SeededBot` does).
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -130,7 +131,9 @@ def make(spec: str | os.PathLike) -> Bot:
         try:
             return _REGISTRY[name](**options)
         except TypeError as err:  # an option the bot does not take
-            raise ValueError(f"bot {name!r} does not take the options {sorted(options)} ({err})") from None
+            raise ValueError(
+                f"bot {name!r} does not take the options {sorted(options)} ({err}); {options_named(_REGISTRY[name])}"
+            ) from None
     if Path(spec).suffix in (".zip", ".npz"):
         from .policy import PolicyBot
 
@@ -167,6 +170,13 @@ def vector_env(num_envs: int, opponents: Any, *, layout: int | None = None, **kw
             raise ValueError(f"layout must be one of the input layouts {sorted(INPUT_SIZES)} or None, got {layout!r}")
         policy_input = (INPUT_SIZES[layout], partial(batch_inputs, layout))
     return AllFoursVectorEnv(num_envs, opponents, make_bot=make, policy_input=policy_input, **kwargs)
+
+
+def options_named(factory: Callable[..., Bot]) -> str:
+    """The options a bot's factory takes (its keyword parameters), for a message."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = [p.name for p in inspect.signature(factory).parameters.values() if p.kind in kinds]
+    return f"its options are {', '.join(names)}" if names else "it takes no options"
 
 
 def parse_options(spec: str, text: str) -> dict[str, int | float | bool | str]:

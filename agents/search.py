@@ -28,8 +28,7 @@ Options (``agents.make("search:worlds=32,ms=50")``): ``worlds``, the most worlds
 decision (default 64); ``ms``, the time budget per decision in milliseconds (default 100;
 ``ms=0``: no budget); ``rollout``, "expert" (default), "greedy", or a policy file (its network
 plays every seat of the rollouts, its best action; expert iteration's search on top of its
-student); ``explore``, the rollout policy's chance of a uniformly random legal action instead
-(default 0); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
+student); ``margin`` (default 0.01; 0: plain argmax); ``keep``, "expert" (default) or a policy
 file: whose choice is kept unless a searched action beats it by the margin (a network's: search
 on top of the network as its prior, with any rollout policy); ``confirm`` (with ``ms=0``; default 0,
 off), the worlds to search in all before leaving the kept choice: when the first ``worlds``
@@ -39,41 +38,28 @@ about 6 s and 240 MB a decision among a dozen legal actions here) and ``ms`` at 
 (a minute), so that no option can ask for unbounded memory or time. ``opponents``, a bot
 (an :func:`agents.make` spec other than a search: ``random``, ``rule_based``, ``expert``,
 ``pretrained``, ``student``, a policy file) the other team is assumed to play as (default none;
-see "Opponent model"). ``infer``, a network (``student``, ``pretrained`` or a policy file) by
-whose likelihood of the other seats' decisions the worlds are drawn (default none; see "Inference").
-``cut`` (default 0, off), the tricks after which a rollout stops and the rest of the deal is
-valued by ``value``, a value network file (default the shipped ``agents/pretrained/value_v1.npz``;
-see "Value cut").
+see "Opponent model").
 Search's departures from the expert are mostly noise at a few dozen worlds (of those at 32 worlds,
 an independent search repeats 27%, and at 128 worlds returns to the expert's choice 60% of the
 time), so confirming them is cheap where it matters: for labels that teach a network.
 
-Time budget. Under a budget the worlds are searched in batches of at most ``BATCH_TABLES`` = 64
-tables (worlds x legal actions; at least ``MIN_BATCH_WORLDS`` = 8 worlds): the first holds
-``worlds`` split evenly into as few such batches as possible, each next one as many worlds as the
-time per world measured so far says fit before the deadline. A batch starts only before the
-deadline, so a decision ends at most one batch after its budget. Batches of 64 tables cost little
-against one batch of 64 worlds (6% more time on average), and they avoid its slowest decisions:
-a batch of many actions allocates megabyte arrays at every tick of its rollouts, which glibc maps
-afresh each time. A time budget makes the choice depend on the machine's speed and load, so a
-match is no longer exactly repeatable from a seed; ``ms=0`` searches all of the ``worlds`` in one
-batch, deterministic for a seed, with the very choices of the bot before it had a budget.
+Removed on 2026-12-07 (issue 63: no shipped bot, config or command used them; their figures stay
+in the docs):
 
-The default budget, 100 ms, is 1.2 times the slowest full 64-world search measured on an idle
-machine: there it does not bind, and the bot plays as the unbudgeted search; on a loaded machine
-it bounds the decision (README, "Search and the strength ladder", has the decision times and
-``benchmarks/search_speed.py`` measures them). Against ``expert`` over 1,800 deal boards the
-default makes +0.205 [+0.165, +0.245] points a deal, the unbudgeted search +0.210 [+0.170, +0.251]
-(``python -m eval search expert --boards 600 --episode deal``, and with ``--boards 1200
---first-board 600``; the same with ``search:ms=0``).
-
-Earlier, without a budget, against ``expert`` over the same 600 deal boards (points a deal, 95%
-interval; ``eval.evaluate(bot, "expert", boards=600, episode="deal")``): greedy rollouts +0.096
-[+0.022, +0.170]; expert rollouts +0.175 [+0.099, +0.251] at 32 worlds, +0.188 at 64; with the
-margin 0.01, +0.224 [+0.151, +0.297] at 32 worlds and +0.233 [+0.164, +0.301] at 64. Drawing the
-worlds in proportion to how likely the other seats' card play is under a soft expert measured no
-better (+0.192 and +0.141 for two temperatures), and is not offered.
-The rules come from the observation, so every variant is searched under its own rules.
+* ``explore``, the rollout policy's chance of a uniformly random legal action (0 by default since
+  the expert became the rollout policy, 2026-12-01; no figure was measured with it);
+* ``infer``, worlds drawn in proportion to a network's likelihood of the other seats' decisions
+  (policy-based inference, Rebstock, Solinas, Buro et al. 2019): ``infer=student``'s worlds named
+  the hidden cards' holders a little better than uniform sampling on the student's own play
+  (docs/results.md, "Policy-based inference"), but on top of the student it made +0.101 points a
+  deal against ``search_v1`` where the same search without it made +0.085, within the noise, at
+  four times the cost (docs/expert_iteration.md, "What each lever adds");
+* ``cut`` and ``value``, the value cut: the rollouts stopped after ``cut`` tricks and the rest of
+  the deal valued by a value network (``agents/values.py``, the shipped ``value_v1.npz``, fitted
+  by ``python -m train.values``). On top of the student, the student's rollouts cut after one
+  trick made -0.081 points a deal against ``search_v1`` where whole ``expert`` rollouts made
+  +0.085: the network's error (0.115 of a chance, root mean square) dwarfed the differences
+  between the actions it had to rank (docs/expert_iteration.md, "What each lever adds").
 
 Opponent model (``search:opponents=TARGET``): a local best response to TARGET, the search of
 issue 42 that measures how much can be taken from a bot that is known. Two things change:
@@ -94,34 +80,6 @@ issue 42 that measures how much can be taken from a bot that is known. Two thing
 
 Without the option nothing changes: the rollouts and worlds (and the draws from the seed) are
 those of the plain search.
-
-Inference (``search:infer=student``): policy-based inference (Rebstock, Solinas, Buro et al.
-2019, for Skat). The worlds are drawn in proportion to how likely the decisions the three other
-seats made this deal (stand, beg, give one, run, each card played) are under the network: a
-seat's likelihood of a decision is the network's softmax over the legal actions it had in that
-world. ``INFER_GROUPS`` times the worlds needed are sampled as without the option (the first
-group from the same draws of the seed as the plain search, the rest from a generator seeded by
-it), each is weighted by the product of those likelihoods, and the worlds searched are drawn from
-them by systematic resampling (a likely world may be searched twice, an unlikely one never).
-The bids are judged on the hands held when they were made: with runs dealt, which of a seat's
-cards came with the runs is drawn at random. Where every candidate is equally likely the worlds
-are exactly the first group's, those of the plain search. ``infer`` and ``opponents`` are not
-taken together. The worlds of ``infer=student`` name the hidden cards' holders better than
-uniform sampling on the student's own play (docs/results.md, "Policy-based inference"), at about
-five times the cost of a decision.
-
-Value cut (``search:cut=1``): the rollouts stop at the end of the ``cut``-th trick counted from
-the searched action's own (for a bid, the deal's first trick), and the table is valued by a value
-network (:mod:`agents.values`) that reads the observation of the seat to act there and the other
-hands of the world, fitted to the outcome of ``expert`` playing such deals to the end (``python -m
-train.values``); tables whose deal ends first (the last trick, or a match won) keep their exact
-outcome, so a cut at or after the deal's last trick is the full rollout. Its use would be cost:
-a network in the rollouts (``rollout=<policy file>``) then plays a trick or two rather than the
-whole deal. Measured, it costs strength: on top of the student, the student's rollouts cut after
-one trick made -0.081 points a deal against ``search_v1`` where whole ``expert`` rollouts made
-+0.085 (docs/expert_iteration.md, "What each lever adds"): the network's error (0.115 of a
-chance, root mean square) dwarfs the differences between the actions it must rank. The points of
-:meth:`SearchBot.search` count to the cut. ``cut`` and ``opponents`` are not taken together.
 
 Against ``rule_based`` over 100 deal boards (``python -m eval search:opponents=rule_based
 rule_based --boards 100 --first-board 1000000000 --episode deal``, and the same with ``search``)
@@ -147,16 +105,14 @@ from allfours_env.cards import N_CARDS, N_RANKS, N_SEATS, SUIT_MASK, cards_of
 from allfours_env.engine import CARDS_DEALT, RUN_CARDS, deal_seats
 from allfours_env.rules import KICK_POINTS, Rules
 from allfours_env.vector import VectorGame
-from allfours_env.vector_kernels import TRICK_LEN, TRICKS_PLAYED
 
 from .base import Bot, Observation, SeededBot, act_rows, legal_actions, make, player_bots
 from .expert import expert_actions
 from .hand_reading import PhaseBot, cards_left, unseen, voids
 from allfours_env.match_model import MAX_MODELLED_TARGET, match_equity
-from .policy import PolicyBot, batch_inputs
+from .policy import PolicyBot
 from .program import is_program_spec
 from .search_kernels import rollout_actions, sample_worlds
-from .values import VALUE_V1, load_value
 
 DEFAULT_WORLDS = 64
 DEFAULT_MARGIN = 0.01  # chance of the match by which a searched action must beat the kept choice
@@ -171,8 +127,6 @@ BATCH_TABLES = 64  # under a time budget, a batch holds at most this many tables
 LARGE_BATCH_TABLES = 1024  # search() without a budget: batches of at most this many tables (faster than one huge one)
 MAX_RESAMPLES = 1000
 MODEL_ROUNDS = 8  # with opponents: rounds of worlds drawn for a batch before it settles for fewer (or none agree)
-INFER_GROUPS = 4  # with infer: candidate worlds drawn per world searched
-MAX_CUT = 12  # cut: the most tricks after the searched action before a rollout is valued
 KICK_POSITIONS = (CARDS_DEALT, CARDS_DEALT + 1 + RUN_CARDS, CARDS_DEALT + 2 + 2 * RUN_CARDS, N_CARDS - 1)
 RUN_STARTS = (CARDS_DEALT + 1, CARDS_DEALT + 2 + RUN_CARDS)  # first card of the first and second run
 OTHERS = (1, 2, 3)  # the other seats, relative to the searcher (seat 0 in every world)
@@ -325,15 +279,6 @@ def world_deck(
     return [card if card >= 0 else next(stock) for card in deck]
 
 
-def sample_worlds_of(
-    position: Position, rng: np.random.Generator, n_worlds: int, runs_drawn: bool = False
-) -> tuple[np.ndarray, list[list[int]]]:
-    """``n_worlds`` worlds consistent with ``position``: their hands (:func:`sample_hidden`) and
-    the decks that deal them (:func:`world_deck`), drawn from ``rng`` in that order."""
-    hands = sample_hidden(position, rng, n_worlds)
-    return hands, [world_deck(position, tuple(map(int, held)), rng, runs_drawn) for held in hands]
-
-
 def match_value(scores: np.ndarray, winner: np.ndarray, rules: Rules) -> np.ndarray:
     """My team's (team 0's) chance to win the match at the end of each table's deal."""
     target = rules.target_score
@@ -412,35 +357,6 @@ def _opponent_model(spec: str | None) -> Bot | None:
         raise problem from None
 
 
-def _inference_model(spec: str | None) -> PolicyBot | None:
-    """The network of the ``infer`` option (None: none); a ValueError naming what is allowed."""
-    problem = ValueError(f"search option infer must be a network: student, pretrained or a policy file, got {spec!r}")
-    try:
-        model = _opponent_model(spec)  # (its checks: a bot agents.make knows, not a search)
-    except ValueError:
-        raise problem from None
-    if model is not None and not isinstance(model, PolicyBot):
-        raise problem
-    return model
-
-
-def log_likelihoods(model: PolicyBot, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Each row's log-probability of ``actions[i]`` under ``model``'s softmax over its legal actions."""
-    logits = model.logits(batch_inputs(model.layout, observations, masks)).astype(np.float64)
-    logits = np.where(masks > 0, logits, -np.inf)
-    top = logits.max(axis=1, keepdims=True)
-    log_total = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
-    return logits[np.arange(len(actions)), actions] - log_total
-
-
-def systematic_resample(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` indices drawn in proportion to ``weights`` (systematic resampling: one uniform, ``n``
-    evenly spaced points on the cumulative weights)."""
-    cumulative = np.cumsum(weights / weights.sum())
-    points = (rng.random() + np.arange(n)) / n
-    return np.minimum(np.searchsorted(cumulative, points, side="right"), len(weights) - 1)
-
-
 class SearchBot(SeededBot):
     """PIMC search; see the module docstring. ``last_search`` tells what the latest decision with a
     choice searched (:class:`Searched`; None before the first)."""
@@ -452,14 +368,10 @@ class SearchBot(SeededBot):
         worlds: int = DEFAULT_WORLDS,
         ms: float | None = DEFAULT_MS,
         rollout: str = DEFAULT_ROLLOUT,
-        explore: float = 0.0,
         margin: float = DEFAULT_MARGIN,
         confirm: int = 0,
         keep: str = "expert",
         opponents: str | None = None,
-        infer: str | None = None,
-        cut: int = 0,
-        value: str | None = None,
         seed: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or not 1 <= worlds <= MAX_WORLDS:
@@ -475,25 +387,8 @@ class SearchBot(SeededBot):
         self._rollout_policy = _policy_option("rollout", rollout, ROLLOUTS)
         self._keep_policy = _policy_option("keep", keep, ("expert",))
         self._opponents = _opponent_model(opponents)
-        self._infer = _inference_model(infer)
-        if self._infer is not None and self._opponents is not None:
-            raise ValueError("search options infer and opponents are not taken together: give one of them")
-        if isinstance(cut, bool) or not isinstance(cut, int) or not 0 <= cut <= MAX_CUT:
-            raise ValueError(
-                f"search option cut must be the tricks after which a rollout is valued, 1..{MAX_CUT}, or 0 (off), "
-                f"got {cut!r}"
-            )
-        if cut and self._opponents is not None:
-            raise ValueError("search options cut and opponents are not taken together: give one of them")
-        if value is not None and not cut:
-            raise ValueError("search option value needs cut: the tricks after which the rollouts are valued")
-        if value is not None and not (isinstance(value, str) and value.endswith(".npz")):
-            raise ValueError(f"search option value must be a value file (.npz, python -m train.values), got {value!r}")
-        self._value = load_value(VALUE_V1 if value is None else value) if cut else None
         # A deterministic model's likelihood of a decision is 1 or 0; any other's is taken as uniform.
         self._filters_worlds = hasattr(self._opponents, "act_batch") or isinstance(self._opponents, PhaseBot)
-        if isinstance(explore, bool) or not isinstance(explore, int | float) or not 0 <= explore <= 1:
-            raise ValueError(f"search option explore must be a chance in 0..1, got {explore!r}")
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 1:
             raise ValueError(f"search option margin must be a chance in 0..1, got {margin!r}")
         if confirm and (
@@ -506,10 +401,9 @@ class SearchBot(SeededBot):
         super().__init__(seed)
         self.confirm = confirm
         self.ms = float(ms) if ms else 0.0  # None (the Python spelling of old) is no budget too
-        self.worlds, self.rollout, self.explore = worlds, rollout, float(explore)
+        self.worlds, self.rollout = worlds, rollout
         self.margin = float(margin)
-        self.opponents, self.infer = opponents, infer
-        self.cut, self.value = cut, value
+        self.opponents = opponents
         self.last_search: Searched | None = None
         if self._opponents is not None:
             self._opponents.reset(seed)  # (random's own generator: a seeded search repeats)
@@ -584,13 +478,13 @@ class SearchBot(SeededBot):
         end of the deal (the kicks and a gift of this deal included)."""
         if self._filters_worlds:
             return self.play_out(position, actions, self.modelled_decks(position, n_worlds))
-        if self._infer is not None:
-            return self.play_out(position, actions, self.inferred_decks(position, n_worlds))
         return self.play_out(position, actions, self.sample_decks(position, n_worlds))
 
     def sample_decks(self, position: Position, n_worlds: int, runs_drawn: bool = False) -> list[list[int]]:
-        """The decks of ``n_worlds`` worlds consistent with ``position`` (:func:`sample_worlds_of`)."""
-        return sample_worlds_of(position, self._rng, n_worlds, runs_drawn)[1]
+        """The decks of ``n_worlds`` worlds consistent with ``position``: the hands of
+        :func:`sample_hidden`, each dealt by :func:`world_deck`, drawn from the bot's generator in that order."""
+        hands = sample_hidden(position, self._rng, n_worlds)
+        return [world_deck(position, tuple(map(int, held)), self._rng, runs_drawn) for held in hands]
 
     def modelled_decks(self, position: Position, n_worlds: int) -> list[list[int]]:
         """The decks of up to ``n_worlds`` worlds in which the opponents' model made every decision
@@ -605,36 +499,6 @@ class SearchBot(SeededBot):
             if len(kept) >= n_worlds:
                 break
         return kept[:n_worlds] or first
-
-    def inferred_decks(self, position: Position, n_worlds: int) -> list[list[int]]:
-        """The decks of :meth:`inferred_worlds`."""
-        return self.inferred_worlds(position, n_worlds)[1]
-
-    def inferred_worlds(self, position: Position, n_worlds: int) -> tuple[np.ndarray, list[list[int]]]:
-        """``n_worlds`` worlds drawn by the ``infer`` network's likelihood of the other seats'
-        decisions this deal, from ``INFER_GROUPS`` times as many candidates (see "Inference" in the
-        module docstring), exactly the first group where all are equally likely: their hands
-        ((worlds, 4) bit sets, as :func:`sample_hidden`) and decks."""
-        hands, first = sample_worlds_of(position, self._rng, n_worlds, runs_drawn=True)
-        rng = np.random.default_rng(int(self._rng.integers(2**63)))
-        more, more_decks = sample_worlds_of(position, rng, (INFER_GROUPS - 1) * n_worlds, runs_drawn=True)
-        candidates = first + more_decks
-        likelihood = self.decision_log_likelihoods(position, candidates)
-        if np.ptp(likelihood) == 0:
-            return hands, first
-        chosen = systematic_resample(np.exp(likelihood - likelihood.max()), n_worlds, rng)
-        return np.concatenate([hands, more])[chosen], [candidates[i] for i in chosen]
-
-    def decision_log_likelihoods(self, position: Position, decks: list[list[int]]) -> np.ndarray:
-        """The log-likelihood, in the world of each deck, of every decision the other three seats
-        made this deal under the ``infer`` network (decisions with one legal action count 0)."""
-        total = np.zeros(len(decks))
-        for worlds, masks, action in self._replayed(position, decks, OTHERS):
-            asked = np.flatnonzero(masks.sum(axis=1) > 1)
-            if len(asked):
-                actions = np.full(len(asked), action, dtype=np.int64)
-                total[asked] += log_likelihoods(self._infer, worlds.observe(tables=asked), masks[asked], actions)
-        return total
 
     def model_agrees(self, position: Position, decks: list[list[int]]) -> np.ndarray:
         """Whether, in the world of each deck, the opponents' model (``opponents``) would have made
@@ -690,49 +554,22 @@ class SearchBot(SeededBot):
         are the arena's learner seats, played by the rollout policy)."""
         n_worlds, n_actions = worlds.n, len(actions)
         games = worlds.repeat(n_actions)  # table w * n_actions + i: world w, then actions[i]
-        if self.cut:
-            cut_at = games.kernel_state()[0][:, TRICKS_PLAYED] + self.cut  # (before the action)
         games.step(np.tile(actions, n_worlds))
-        if self.cut:
-            cut_values = self._roll_out_to_cut(games, cut_at)
-        else:
-            arena = None
-            if self._opponents is not None:
-                seats = [None if seat % 2 == team else self._opponents for seat in range(N_SEATS)]
-                arena = Arena(games, [seats] * games.n, compiled=True)
-                arena.run()  # the opponents play until one of my team's seats is to act
-            while not games.is_over.all():
-                games.step(self._rollout_actions(games, self._rng))
-                if arena is not None:
-                    arena.run()
+        arena = None
+        if self._opponents is not None:
+            seats = [None if seat % 2 == team else self._opponents for seat in range(N_SEATS)]
+            arena = Arena(games, [seats] * games.n, compiled=True)
+            arena.run()  # the opponents play until one of my team's seats is to act
+        while not games.is_over.all():
+            games.step(self._rollout_actions(games))
+            if arena is not None:
+                arena.run()
         scores = games.scores
         values = match_value(scores, games.winner, rules)
-        if self.cut:
-            values = np.where(np.isnan(cut_values), values, cut_values)
         points = (scores[:, 0] - start_scores[0]) - (scores[:, 1] - start_scores[1])
         if team:
             values, points = 1.0 - values, -points
         return np.stack([values, points]).reshape(2, n_worlds, n_actions)
-
-    def _roll_out_to_cut(self, games: VectorGame, cut_at: np.ndarray) -> np.ndarray:
-        """The rollouts of ``cut``: each table played on until its deal is over or ``cut_at`` tricks
-        of the deal are played, where it is valued by the value network instead (team 0's chance
-        to win the match; NaN at the tables whose deal ended first, whose outcome is exact)."""
-        cut_values = np.full(games.n, np.nan)
-        moving = ~games.is_over
-        while True:
-            st = games.kernel_state()[0]
-            at_cut = moving & (st[:, TRICKS_PLAYED] >= cut_at) & (st[:, TRICK_LEN] == 0)
-            if at_cut.any():
-                tables = np.flatnonzero(at_cut)
-                seats = games.current
-                chance = self._value(games.observe(tables=tables), games.other_hands(np.maximum(seats, 0))[tables])
-                cut_values[tables] = np.where(seats[tables] % 2 == 0, chance, 1.0 - chance)
-                moving &= ~at_cut
-            if not moving.any():
-                return cut_values
-            games.step(self._rollout_actions(games, self._rng, moving), tables=moving)
-            moving &= ~games.is_over
 
     def search(self, observation: Observation) -> Searched:
         """Search one decision without choosing: every legal action's mean chance to win the match
@@ -758,26 +595,20 @@ class SearchBot(SeededBot):
         values, points = totals / done
         return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 
-    def _rollout_actions(
-        self, games: VectorGame, rng: np.random.Generator, live: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The rollout policy's action at every table that is not over (or at the ``live`` ones;
-        0 elsewhere)."""
+    def _rollout_actions(self, games: VectorGame) -> np.ndarray:
+        """The rollout policy's action at every table that is not over (0 elsewhere)."""
         choice = np.zeros(games.n, dtype=np.int64)
         if self.rollout == "greedy":
             st, bs, params = games.kernel_state()
-            rollout_actions(st, bs, params, rng.random(games.n), self.explore, choice)
+            rollout_actions(st, bs, params, choice)
             return choice
-        live = ~games.is_over if live is None else live
+        live = ~games.is_over
         observations, masks = games.observe(), games.legal_mask()
         act = expert_actions if self._rollout_policy is None else self._rollout_policy.act_batch
         if live.all():  # most ticks: no copy of the observations (a fresh large array costs page faults)
             choice[:] = act(observations, masks)
         else:
             choice[live] = act(observations[live], masks[live])
-        if self.explore:
-            wander = live & (rng.random(games.n) < self.explore)
-            choice[wander] = games.sample_legal(rng)[wander]
         return choice
 
 
@@ -786,7 +617,7 @@ class SearchBot(SeededBot):
 # process. Its options are written out, not taken from the defaults above, and
 # tests/golden/search_v1_decisions.txt holds its choices: it plays as ``search:ms=0`` played then.
 V1_OPTIONS = {
-    "worlds": 64, "ms": 0, "rollout": "expert", "explore": 0.0, "margin": 0.01, "confirm": 0, "keep": "expert",
+    "worlds": 64, "ms": 0, "rollout": "expert", "margin": 0.01, "confirm": 0, "keep": "expert",
 }  # fmt: skip
 
 

@@ -17,8 +17,7 @@ vector engine's state (:mod:`allfours_env.vector_kernels`):
   card that wins; else throw the cheapest card), and the card with the best outcome for this
   trick is played: Game value
   at ``GAME_UNIT`` points a ten, the trump jack at 1 point to its holder's team or the hang to
-  the takers, less ``TRUMP_COST`` a rank for spending a trump;
-* with chance ``explore`` a uniformly random legal card instead.
+  the takers, less ``TRUMP_COST`` a rank for spending a trump.
 
 "Cheapest" orders cards by (is trump, Game value, rank): trumps and counting cards stay home.
 """
@@ -87,13 +86,6 @@ def _cheapest(cards, trump):
         if key < best_key:
             best, best_key = c, key
     return best
-
-
-@njit(cache=True, nogil=True)
-def _nth(bits, n):
-    for _ in range(n):
-        bits &= bits - _ONE
-    return lowest(bits)
 
 
 @njit(cache=True, nogil=True)
@@ -188,12 +180,10 @@ def _trick_result(st, bs, t, card, undertrump):
 
 
 @njit(cache=True, nogil=True)
-def _play(st, bs, t, legal, uniform, explore, params):
+def _play(st, bs, t, legal, params):
     """The rollout's card: the best outcome of this trick by :func:`_trick_result`, in points
     (Game value at ``GAME_UNIT`` a ten, the jack at 1 or the hang), less a little for spending a
-    high trump; with chance ``explore`` a random legal card instead."""
-    if uniform < explore:
-        return _nth(legal, np.int64(uniform / explore * popcount(legal)))
+    high trump."""
     trump, team, hang = st[t, TRUMP], st[t, CURRENT] % 2, params[P_HANG]
     choice, best_score = -1, -1e9
     bits = legal
@@ -210,7 +200,7 @@ def _play(st, bs, t, legal, uniform, explore, params):
 
 
 @njit(cache=True, nogil=True)
-def rollout_actions(st, bs, params, uniforms, explore, out):
+def rollout_actions(st, bs, params, out):
     """out[t] = the greedy rollout policy's action at every live table (0 where it is over)."""
     for t in range(st.shape[0]):
         out[t] = 0
@@ -221,7 +211,7 @@ def rollout_actions(st, bs, params, uniforms, explore, out):
         if legal & (legal - _ONE) == 0:
             out[t] = lowest(legal)
         elif phase == PLAY:
-            out[t] = _play(st, bs, t, legal, uniforms[t], explore, params)
+            out[t] = _play(st, bs, t, legal, params)
         else:
             suit = st[t, KICK] // N_RANKS
             trumps = bs[t, HAND + st[t, CURRENT]] & _SUIT_BITS[suit]

@@ -102,7 +102,7 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
     the previous round's student's choice (round 1's: the start, students/round-0.npz), and every
     label is what that search plays from the row's seed."""
     config = tiny(
-        tmp_path, label_search="keep={student},infer={student},cut=2", distil_labels=[12, 6], teacher_eval={"random": 2}
+        tmp_path, label_search="keep={student}", distil_labels=[12, 6], teacher_eval={"random": 2}
     )
     config.run_dir.mkdir()
     start = start_weights(config)
@@ -113,15 +113,14 @@ def test_a_teacher_that_reads_the_student_searches_on_top_of_the_last_one(tmp_pa
     ]  # fmt: skip
     assert "round 2: teacher vs random" in log
     assert ei.teacher_spec(config, 2) == (
-        f"search:worlds=4,ms=0,margin=0.01,keep={ei.student_path(config.run_dir, 1)},rollout=expert,"
-        f"infer={ei.student_path(config.run_dir, 1)},cut=2"
+        f"search:worlds=4,ms=0,margin=0.01,keep={ei.student_path(config.run_dir, 1)},rollout=expert"
     )
     saved = load_weights(ei.student_path(config.run_dir, 0))
     assert all(np.array_equal(saved[k], start[k]) for k in start)
     for folder, round_ in (("round-1", 1), ("round-2-self", 2), ("round-2-rule_based", 2)):
         meta = read_meta(config.run_dir / "labels" / folder)
         teacher = str(ei.student_path(config.run_dir, round_ - 1))
-        assert (meta.keep, meta.infer, meta.rollout, meta.cut) == (teacher, teacher, "expert", 2)
+        assert (meta.keep, meta.rollout) == (teacher, "expert")
         search, keeper = labels.teacher(meta), PolicyBot(load_weights(teacher))
         kept = 0
         for shard in iter_shards(config.run_dir / "labels" / folder):
@@ -265,8 +264,8 @@ def test_rounds_after_init_policy_begin_with_its_own_positions(tmp_path: Path) -
         ("worlds=4", "label_search must be search options KEY=VALUE"),
         ("keep={student},keep=expert", "at most once"),
         ("keep=greedy", r"label_search: keep must be one of \['expert', '\{student\}'\] or a policy file"),
-        ("infer=expert", r"label_search: infer must be one of \['\{student\}'\] or a policy file"),
-        ("cut=13", r"label_search: cut must be an integer 0..12 \(0: off\), got '13'"),
+        ("infer={student}", r"label_search must be search options .*, each of \['keep', 'rollout'\] at most once"),
+        ("cut=1", r"label_search must be search options .*, each of \['keep', 'rollout'\] at most once"),
     ],
 )
 def test_bad_label_search_options_are_config_errors(tmp_path: Path, text: str, message: str) -> None:

@@ -174,14 +174,14 @@ def output_cases(tmp_path: Path, node: Path) -> dict[str, list[str]]:
         "agents.play --save": ["--watch", "--pace", "0", "--save", str(node.with_suffix(".gif"))],
         "agents.review --html": [str(tmp_path / "match.json"), "--html", str(node)],
         "agents.review --json": [str(tmp_path / "match.json"), "--json", str(node)],
-        "train.values --out": ["--out", str(node.with_suffix(".npz"))],
+        "train.distil --out": ["--labels", str(tmp_path / "labels"), "--out", str(node.with_suffix(".npz"))],
     }
 
 
 @needs_root
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 @pytest.mark.parametrize("option", ["agents.play --log", "agents.play --save", "agents.review --html",
-                                    "agents.review --json", "train.values --out"])  # fmt: skip
+                                    "agents.review --json", "train.distil --out"])  # fmt: skip
 def test_an_output_that_is_a_device_or_fifo_is_refused_before_any_work(tmp_path, capsys, monkeypatch, option, kind):
     """Issue 57, item 4: ``--log /dev/null`` run as root replaced the device by a regular file."""
     import importlib
@@ -196,11 +196,9 @@ def test_an_output_that_is_a_device_or_fifo_is_refused_before_any_work(tmp_path,
         os.mkfifo(node)
     command, flag = option.split()
     module = importlib.import_module({"agents.play": "agents.apps.play", "agents.review": "agents.apps.review",
-                                      "train.values": "train.values"}[command])  # fmt: skip
+                                      "train.distil": "train.distil"}[command])  # fmt: skip
     if command == "agents.review":
         monkeypatch.setattr(module, "read_log", lambda path: None)  # (the log is read first; the output is the point)
-    if command == "train.values":
-        monkeypatch.setattr(module, "record", lambda *args: pytest.fail("the play was recorded before --out's check"))
     started = time.monotonic()
     try:
         code = module.main(output_cases(tmp_path, node)[option])

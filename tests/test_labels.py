@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import itertools
+import json
 import os
 import re
 import shutil
@@ -162,6 +163,22 @@ def test_other_settings_in_the_same_folder_are_refused(made: Path, tmp_path: Pat
     shutil.copytree(made, folder)
     with pytest.raises(label_set.LabelSetError, match="worlds differ"):
         labels.make_labels(dataclasses.replace(SETTINGS, worlds=6), folder, workers=1)
+
+
+@pytest.mark.parametrize("name, off, on", [("cut", 0, 1), ("infer", "", "student.npz")])
+def test_a_label_set_made_before_a_search_option_left_reads_where_it_was_off(made, tmp_path, name, off, on) -> None:
+    """Issue 63: labels.json files written before then name the removed options; off, they read as before."""
+    folder = tmp_path / "old"
+    shutil.copytree(made, folder)
+    meta = json.loads((folder / label_set.META_FILE).read_text())
+    for value in (off, on):
+        meta["settings"][name] = value
+        (folder / label_set.META_FILE).write_text(json.dumps(meta))
+        if value == off:
+            assert label_set.read_meta(folder) == SETTINGS
+        else:
+            with pytest.raises(label_set.LabelSetError, match=f"search's {name} option, which was removed"):
+                label_set.read_meta(folder)
 
 
 def test_a_bad_shard_is_refused_with_its_name(made: Path, tmp_path: Path) -> None:
@@ -340,8 +357,6 @@ def run_labels(capsys: pytest.CaptureFixture, out: Path, *more: str) -> tuple[in
         (["--keep", "greedy"], r"keep must be one of \('expert',\) or a policy file"),
         (["--keep", "missing.npz"], "no policy file at 'missing.npz'"),
         (["--rollout", "student"], r"rollout must be one of \('expert', 'greedy'\) or a policy file"),
-        (["--infer", "missing.npz"], "no policy file at 'missing.npz'"),
-        (["--cut", "13"], r"cut must be an integer in \[0, 12\]"),
     ],
 )
 def test_bad_label_settings_are_exit_2_before_any_work(tmp_path, capsys, more, message) -> None:

@@ -37,7 +37,6 @@ from agents.apps.web import sessions, views
 from agents.apps.web.__main__ import allowed_hosts, main, reach_warning
 from agents.apps.web.app import MAX_UPLOAD_BYTES, SECURITY_HEADERS, create_app
 from agents.builtin import PRETRAINED
-from agents.values import VALUE_V1
 from allfours_env.cards import N_SEATS
 from allfours_env.engine import Game
 from allfours_env.match import Match
@@ -167,26 +166,24 @@ def test_bots_and_the_hinter_draw_from_streams_of_their_own():
 # ---------------------------------------------------------------- files the page names, hosts
 
 
-@pytest.mark.parametrize("option", ["keep", "rollout", "opponents", "infer", "cut=1,value"])
+@pytest.mark.parametrize("option", ["keep", "rollout", "opponents"])
 def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch):
     client = TestClient(create_app(policy_files=(str(PRETRAINED),)))
     copy = tmp_path / "x.npz"
     copy.write_bytes(PRETRAINED.read_bytes())
     loaded = []
     monkeypatch.setattr("agents.policy.load_weights", lambda path: loaded.append(path))
-    monkeypatch.setattr("agents.search.load_value", lambda path: loaded.append(path))
     messages = []
-    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz", VALUE_V1):
+    for path in (copy, tmp_path / "y.npz", "../../../etc/passwd.npz"):
         spec = f"search:{option}={path},worlds=8,ms=0"
         response = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]})
         assert response.status_code == 400, response.text
         messages.append(re.sub(r"got '[^']*'", "got PATH", response.json()["error"]))
     assert not loaded and len(set(messages)) == 1 and "loads no file the page names" in messages[0], messages
     monkeypatch.undo()
-    if option != "cut=1,value":  # (a value file is never named by the page: the shipped one is used)
-        spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
-        state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
-        assert state["players"][0] == spec
+    spec = f"search:{option}={PRETRAINED.name},worlds=8,ms=0"
+    state = client.post("/api/matches", json={"mode": "watch", "players": [spec, *["random"] * 3]}).json()
+    assert state["players"][0] == spec
 
 
 @pytest.mark.parametrize(
@@ -195,7 +192,6 @@ def test_search_files_only_by_a_command_line_label(option, tmp_path, monkeypatch
         "search:opponents=rule_based", "search:opponents=random,worlds=64",
         "search:opponents=pretrained,worlds=128,ms=2000",
         "search:opponents=expert,worlds=512,ms=2000", "search:rollout=allfours_v1.npz,worlds=512",
-        "search:infer=student,worlds=512,ms=0", "search:infer=student,rollout=allfours_v1.npz",
     ],
 )  # fmt: skip
 def test_every_costly_search_option_is_within_the_pages_cap(spec):

@@ -1,13 +1,11 @@
 """The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib), and
-the exit codes of the training commands (``python -m train``, ``train.labels``, ``train.distil``,
-``train.values``, ``train.beliefs``)."""
+what the other training commands share: the check of an ``.npz`` ``--out`` and the line of a write
+the disk refused (``train.labels``, ``train.distil``)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +16,12 @@ if TYPE_CHECKING:
     from .config import Adjust
 
 
-def check_npz_out(out: Path, what: str = "a policy file") -> None:
+def check_npz_out(out: Path) -> None:
     """A ValueError unless ``--out`` names an ``.npz`` file (a regular file or none yet) in a folder
     that exists and can be written: checked before the work, so that a fit is never lost to a path
     typed wrong."""
     if out.suffix != ".npz":
-        raise ValueError(f"--out must name an .npz file ({what}), got {out}")
+        raise ValueError(f"--out must name an .npz file (a policy file), got {out}")
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; name the .npz file to write")
     try:
@@ -40,34 +38,6 @@ def check_npz_out(out: Path, what: str = "a policy file") -> None:
 def write_failed(err: OSError) -> str:
     """The one line of a write the disk refused: which file and why."""
     return f"cannot write {err.filename or 'a file'}: {err.strerror or err}"
-
-
-def run_fit(
-    parser: argparse.ArgumentParser, out: Path, what: str, network: list[int], work: Callable[[], int]
-) -> int:  # fmt: skip
-    """``work()``'s exit code, for a command that records play and fits a network of layer widths
-    ``network`` (inputs first) to the file ``out`` (``what`` it is): ``out`` and the network's memory
-    are checked first (:func:`check_npz_out`, :func:`train.config.check_network`; a bad one is the
-    parser's error, exit 2), and a Ctrl-C or SIGTERM, or the file refused by the disk, ends it
-    with one line (130 or 143; 74), nothing written."""
-    from agents.shared.processes import WRITE_FAILED_EXIT, exit_on_stop, handle_stops
-
-    from .config import check_network
-
-    try:
-        check_npz_out(out, what)
-        check_network(network)
-    except ValueError as err:
-        parser.error(str(err))
-    prog = parser.prog
-    handle_stops()
-    try:
-        return work()
-    except OSError as err:
-        print(f"{prog}: {write_failed(err)}; nothing was written", file=sys.stderr)
-        return WRITE_FAILED_EXIT
-    except (KeyboardInterrupt, SystemError) as error:
-        return exit_on_stop(error, prog + ": {stop}; nothing was written")
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:

@@ -22,7 +22,7 @@ import yaml
 
 from agents.averaged import RELABELLINGS
 from agents.policy import POLICY_INPUTS
-from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.regular_file import read_bytes
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
@@ -142,7 +142,7 @@ class TrainConfig(Options):
     distil_labels: list[int]
     label_worlds: int
     label_confirm: int
-    label_search: str  # search's keep / rollout / infer for the labels, {student} the previous round's student
+    label_search: str  # search's keep / rollout for the labels, {student} the previous round's student
     dagger_opponents: list[str]
     distil_loss: str  # logits: each legal logit fitted to its searched value; action: toward search's action
     distil_tau: float  # advantage: the temperature that tilts the prior by the searched values
@@ -379,17 +379,11 @@ def mlp_parameters(widths: list[int]) -> int:
     return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 
-def network_needs(widths: list[int], option: str = "--hidden") -> dict[str, int]:
+def network_needs(widths: list[int]) -> dict[str, int]:
     """Bytes fitting a network of layer ``widths`` (inputs first) takes: its weights, gradients and
-    Adam's moments; for :func:`check_needs`, named by the ``option`` that sets its hidden layers."""
-    what = f"the network ({option} {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
+    Adam's moments; for :func:`check_needs`, named by the ``--hidden`` that sets its hidden layers."""
+    what = f"the network (--hidden {' '.join(map(str, widths[1:-1]))}) with its gradients and Adam's moments"
     return {what: FIT_BYTES * mlp_parameters(widths)}
-
-
-def check_network(widths: list[int], option: str = "--hidden") -> None:
-    """A ConfigError, before any work, if fitting a network of layer ``widths`` would need more
-    memory than the machine has: the fit commands' check, as :func:`check_memory` is ``train``'s."""
-    check_needs(network_needs(widths, option), lead=f"{option} needs")
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
@@ -527,14 +521,14 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
 
 
 STUDENT = "{student}"  # in label_search: the previous round's student (round 1's: the actor the rounds start from)
-LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS, "infer": (), "cut": ()}  # option -> names
+LABEL_SEARCH = {"keep": ("expert",), "rollout": ROLLOUTS}  # option -> names
 
 
-def label_search_options(text: str, student: str) -> dict[str, str | int]:
-    """``label_search``'s options for the labelling search (keep, rollout, infer: each a name it
-    allows, {student} or a policy file; cut: tricks, 0..MAX_CUT), {student} replaced by
-    ``student``; a ConfigError naming what is allowed."""
-    options: dict[str, str | int] = {}
+def label_search_options(text: str, student: str) -> dict[str, str]:
+    """``label_search``'s options for the labelling search (keep, rollout: each a name it allows,
+    {student} or a policy file), {student} replaced by ``student``; a ConfigError naming what is
+    allowed."""
+    options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = (word.strip() for word in item.partition("="))
         allowed = LABEL_SEARCH.get(key, ())
@@ -543,11 +537,6 @@ def label_search_options(text: str, student: str) -> dict[str, str | int]:
                 f"label_search must be search options KEY=VALUE separated by commas, each of {sorted(LABEL_SEARCH)} "
                 f"at most once (e.g. keep={STUDENT},rollout=expert), got {shown(text)}"
             )
-        if key == "cut":
-            if not value.isdigit() or not 0 <= int(value) <= MAX_CUT:
-                raise ConfigError(f"label_search: cut must be an integer 0..{MAX_CUT} (0: off), got {shown(value)}")
-            options[key] = int(value)
-            continue
         if value not in (*allowed, STUDENT) and not value.endswith(POLICY_SUFFIXES):
             raise ConfigError(
                 f"label_search: {key} must be one of {[*allowed, STUDENT]} or a policy file (.npz or .zip), "

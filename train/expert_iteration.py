@@ -4,7 +4,7 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
 
 1. **Label** (:mod:`train.labels`): decisions drawn from matches, each searched by ``search``
    (``label_worlds`` worlds, ``label_confirm`` in all before it leaves the kept choice; with
-   ``label_search`` its keep, rollout and infer options, where ``{student}`` is the previous
+   ``label_search`` its keep and rollout options, where ``{student}`` is the previous
    round's student and round 1's is the start, ``students/round-0.npz``: the teacher improves
    with its student), every legal action's value kept. The first round's positions come from
    ``expert`` playing itself (from the start, round 0's student, where ``init_policy`` gives one);

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.search import MAX_CUT, MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
+from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.atomic_file import atomic_path, write_text
 from agents.shared.npz_file import read_npz
 from agents.shared.regular_file import open_regular
@@ -93,8 +93,9 @@ MAX_SHARD_ROWS = 20_000  # a shard's positions are drawn from 4x as many recorde
 MAX_TABLES = 1024  # matches a shard's player plays at once (16 give about 2,500 decisions)
 SETTING_RANGES = {  # LabelSettings' integers: (lowest, highest)
     "count": (1, MAX_LABELS), "worlds": (1, MAX_WORLDS), "confirm": (0, MAX_WORLDS), "seed": (0, MAX_SEED),
-    "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES), "cut": (0, MAX_CUT),
+    "shard_rows": (1, MAX_SHARD_ROWS), "tables": (1, MAX_TABLES),
 }  # fmt: skip
+REMOVED_SETTINGS = {"cut": 0, "infer": ""}  # search options removed in issue 63: older labels.json name them, off
 
 
 class LabelSetError(ValueError):
@@ -117,8 +118,6 @@ class LabelSettings:
     confirm: int = 0  # search's confirm: worlds in all before a label leaves the kept choice (0: off)
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
     keep: str = "expert"  # search's keep: whose choice stands unless beaten by the margin (expert or a policy file)
-    infer: str = ""  # search's infer: the network whose likelihood draws the worlds ("": none, uniform worlds)
-    cut: int = 0  # search's cut: tricks after which rollouts are valued by the shipped value network (0: off)
 
     def __post_init__(self) -> None:
         """Each setting's type and range (those of search's options too): a LabelSetError naming it."""
@@ -133,7 +132,7 @@ class LabelSettings:
             raise LabelSetError(str(err)) from None
         if self.confirm and self.confirm <= self.worlds:
             raise LabelSetError(f"confirm must be 0 (off) or more than worlds ({self.worlds}), got {self.confirm}")
-        for name, names in (("rollout", ROLLOUTS), ("keep", ("expert",)), ("infer", ("",))):
+        for name, names in (("rollout", ROLLOUTS), ("keep", ("expert",))):
             value = getattr(self, name)
             if value not in names and not value.endswith(POLICY_SUFFIXES):
                 raise LabelSetError(f"{name} must be one of {names} or a policy file (.npz or .zip), got {value!r}")
@@ -147,7 +146,7 @@ class LabelSettings:
         depends on its seed only)."""
         return {
             "worlds": self.worlds, "ms": 0, "margin": self.margin, "confirm": self.confirm, "keep": self.keep,
-            "rollout": self.rollout, "infer": self.infer or None, "cut": self.cut,
+            "rollout": self.rollout,
         }  # fmt: skip
 
     def shards(self) -> int:
@@ -183,7 +182,7 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
     _write_settings(folder, settings)
 
 
-FILE_SETTINGS = ("player", "keep", "rollout", "infer")  # settings that may name a policy file
+FILE_SETTINGS = ("player", "keep", "rollout")  # settings that may name a policy file
 
 
 def move_files(folder: Path, **paths: str) -> None:
@@ -210,8 +209,12 @@ def read_meta(folder: Path) -> LabelSettings:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise LabelSetError(f"{path} is not a version {VERSION} {FORMAT} file")
     try:
-        return LabelSettings(**meta["settings"])
-    except (KeyError, TypeError, LabelSetError) as err:
+        settings = dict(meta["settings"])
+        for name, off in REMOVED_SETTINGS.items():
+            if settings.pop(name, off) != off:
+                raise LabelSetError(f"labelled with search's {name} option, which was removed (issue 63)")
+        return LabelSettings(**settings)
+    except (KeyError, TypeError, ValueError) as err:
         raise LabelSetError(f"{path}: bad settings: {err}") from None
 
 

@@ -11,8 +11,8 @@
    rather than following a few positions move by move;
 3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
    depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
-   leave the kept choice; ``keep``, ``rollout``, ``infer`` and ``cut`` as search's options, the
-   expert's choice and rollouts, uniform worlds and whole rollouts by default), reset with a
+   leave the kept choice; ``keep`` and ``rollout`` as search's options, the expert's choice
+   and rollouts by default), reset with a
    seed of its own that the row keeps: every legal action's searched value is stored, and the
    action search plays.
 
@@ -301,9 +301,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", default="expert", help="whose choice a label keeps unless search beats it by the "
                         "margin: expert or a policy file (search on top of the network)")
     parser.add_argument("--rollout", default="expert", help="search's rollout policy: expert, greedy or a policy file")
-    parser.add_argument("--infer", default="", help="a policy file whose likelihood of the other seats' decisions "
-                        "draws search's worlds (default: none, uniform worlds)")
-    number_option(parser, "--cut", 0, "tricks after which search's rollouts are valued by the value network (0: off)")
     parser.add_argument("--player", default="expert", help="whose play reaches the positions: expert or a policy file")
     parser.add_argument(
         "--opponents", default="", help="a bot the player plays against (default: itself at every seat)"
@@ -374,7 +371,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout=args.rollout, player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
-        opponents=args.opponents, keep=args.keep, infer=args.infer, cut=args.cut,
+        opponents=args.opponents, keep=args.keep,
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ otherwise)::
                          [--max-matches 200] [--max-memory-mb 512] [POLICY.npz ...]
 
 Policy files named on the command line can be seated by the page (by their label, also as a
-search bot's ``keep=``, ``rollout=``, ``opponents=`` or ``infer=``); the page itself can never make
+search bot's ``keep=``, ``rollout=`` or ``opponents=``); the page itself can never make
 the server load a file (:mod:`agents.apps.web.players`, which also caps search's options and the
 work they ask of a decision). Another ``--host`` than loopback
 prints a warning, and the Host header check stays on (``--allow-host``; see

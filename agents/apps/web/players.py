@@ -4,11 +4,10 @@ A spec from the page is either a registered bot name (``player_bots()``: never t
 ``agents.make`` reads them (``search:worlds=32,ms=50``), or the label of a policy file given on the
 server's command line (:class:`BotChoices`). Anything else, a path above all, is refused: the
 server loads only the files its operator named. That holds for every search option that names a
-bot or a file (``NAMED_OPTIONS``: ``keep``, ``rollout``, ``opponents``, ``infer``, ``value``): each
-goes through one check, :meth:`BotChoices._named`, and its value is one of the names the option
-takes or the label of a command-line policy file (``search:keep=final.npz``; ``value`` takes none:
-a value cut uses the shipped value network). Any other value is refused with the same words
-whether or not such a file exists, and before anything is looked up.
+bot or a file (``NAMED_OPTIONS``: ``keep``, ``rollout``, ``opponents``): each goes through one
+check, :meth:`BotChoices._named`, and its value is one of the names the option takes or the
+label of a command-line policy file (``search:keep=final.npz``). Any other value is refused with
+the same words whether or not such a file exists, and before anything is looked up.
 
 Search options are capped tighter here than :class:`agents.search.SearchBot` caps them (4,096
 worlds, a minute a move), so that one request cannot hold the server for long: ``worlds`` at
@@ -20,8 +19,8 @@ positions with 5 or 6 legal actions and rounded up (``COST``): a network in the 
 (``rollout=`` a policy file) 16 (12 to 14 measured), a network as ``opponents`` 16 (9), ``expert``
 as ``opponents`` 4 (2.5), a bot asked table by table as ``opponents`` (``rule_based``,
 ``random``) 32 (4 to 14, more late in a deal, where more of its decisions are checked in every
-world), ``infer`` 4 (2.6); ``keep``, ``cut`` and the rest add no cost a world. The time budget
-``ms`` does not lower the work: a batch of worlds, once begun, runs to its end.
+world); ``keep`` and the rest add no cost a world. The time budget ``ms`` does not lower the
+work: a batch of worlds, once begun, runs to its end.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...base import Bot, make, parse_options, player_bots
+from ...base import Bot, make, options_named, parse_options, player_bots
 from ...search import DEFAULT_WORLDS, ROLLOUTS, SearchBot
 
 MAX_SPEC_CHARS = 200
@@ -39,15 +38,13 @@ SEARCH_CAPS: dict[str, float] = {"worlds": 512, "confirm": 1024, "ms": 2000.0}  
 MAX_SEARCH_WORK = 1024  # worlds a decision searches x what its options cost a world (the module docstring)
 NETWORKS = ("pretrained", "student")  # the registered bots that are networks
 # Each search option that names a bot or a file: the names the page may give it (besides a command-line
-# policy file's label, except for value, whose file must be a value network: the shipped one only).
+# policy file's label).
 NAMED_OPTIONS: dict[str, tuple[str, ...]] = {
     "keep": ("expert",),
     "rollout": ROLLOUTS,
     "opponents": ("random", "rule_based", "expert", *NETWORKS),  # (no search: search.py refuses it)
-    "infer": NETWORKS,
-    "value": (),
 }
-NETWORK_COST, INFER_COST = 16, 4  # see the module docstring
+NETWORK_COST = 16  # see the module docstring
 COST = {"rollout": {"expert": 1, "greedy": 1}, "opponents": {"expert": 4, "random": 32, "rule_based": 32}}
 SEARCH_EXAMPLES = ("search:worlds=32", "search:worlds=128,ms=45", "search:ms=0")
 
@@ -101,21 +98,20 @@ class BotChoices:
         try:
             return SearchBot(**options)  # a ValueError for a value out of the bot's own range
         except TypeError as error:  # an option the bot does not take
-            raise ValueError(f"bot 'search' does not take the options {sorted(options)} ({error})") from None
+            raise ValueError(
+                f"bot 'search' does not take the options {sorted(options)} ({error}); {options_named(SearchBot)}"
+            ) from None
 
     def _named(self, option: str, value: object) -> str:
         """The value of a search option that names a bot or a file: one of its ``NAMED_OPTIONS``,
         or a command-line policy file's path by its label; else one refusal, whatever the value names."""
         names = NAMED_OPTIONS[option]
-        if option != "value" and isinstance(value, str) and value in self.policies:
+        if isinstance(value, str) and value in self.policies:
             return str(self.policies[value])
         if value in names:
             return str(value)
-        if option == "value":
-            allowed = "nothing here (a value cut uses the shipped value network)"
-        else:
-            allowed = f"one of {', '.join(names)} or the label of a policy file given on the server's command line "
-            allowed += f"({', '.join(self.policies) or 'none given'})"
+        allowed = f"one of {', '.join(names)} or the label of a policy file given on the server's command line "
+        allowed += f"({', '.join(self.policies) or 'none given'})"
         raise ValueError(
             f"search option {option} takes {allowed}, got {str(value)[:40]!r}: the server loads no file the page names"
         )
@@ -145,8 +141,6 @@ class BotChoices:
 
 def option_cost(option: str, value: str) -> int:
     """What a search option's value costs a decision per world, against the plain search (the module docstring)."""
-    if option == "infer":
-        return INFER_COST
     if option in COST:
         return COST[option].get(value, NETWORK_COST)  # (any other value is a network: checked by _named)
     return 1
@@ -154,5 +148,5 @@ def option_cost(option: str, value: str) -> int:
 
 def world_cost(bot: SearchBot) -> int:
     """What a world costs ``bot``'s decisions, against the plain search (its options' costs multiplied)."""
-    named = {"rollout": bot.rollout, "opponents": bot.opponents, "infer": bot.infer}
+    named = {"rollout": bot.rollout, "opponents": bot.opponents}
     return math.prod(option_cost(key, str(value)) for key, value in named.items() if value is not None)
