@@ -3,7 +3,6 @@ widened network from ``--init`` (issue 60)."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from .test_features import positions
 STUDENT = Path(agents.__file__).parent / "pretrained" / "student_v3.npz"
 SETTINGS = label_set.LabelSettings(
     count=24, worlds=4, margin=0.01, rollout="expert", player="expert", seed=60, shard_rows=12, tables=4,
-    rules=dataclasses.asdict(DEFAULT_RULES), confirm=8,
+    rules=DEFAULT_RULES, confirm=8,
 )  # fmt: skip
 
 

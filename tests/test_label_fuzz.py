@@ -6,7 +6,6 @@ feature and expert kernels read the observations), never a hang. Seeded: the cas
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ CASES = 300
 HANG_SECONDS = 30
 SETTINGS = label_set.LabelSettings(
     count=24, worlds=2, margin=0.01, rollout="expert", player="expert", seed=3, shard_rows=24, tables=4,
-    rules=dataclasses.asdict(DEFAULT_RULES),
+    rules=DEFAULT_RULES,
 )  # fmt: skip
 PIECES = [piece for piece in LAYOUT.values() if piece.name != "rules"]
 

@@ -29,7 +29,7 @@ from train.progress import Progress
 PRETRAINED = Path(agents.__file__).parent / "pretrained" / "allfours_v1.npz"
 SETTINGS = label_set.LabelSettings(
     count=30, worlds=4, margin=0.01, rollout="expert", player="expert", seed=7, shard_rows=12, tables=4,
-    rules=dataclasses.asdict(DEFAULT_RULES), confirm=8,
+    rules=DEFAULT_RULES, confirm=8,
 )  # fmt: skip
 
 
@@ -503,7 +503,7 @@ def test_distil_refuses_an_out_it_cannot_write(made, tmp_path, capsys) -> None:
 def test_distil_refuses_label_folders_that_do_not_fit(made, tmp_path, capsys) -> None:
     out = tmp_path / "student.npz"
     other_rules = tmp_path / "other_rules"
-    seven = dataclasses.replace(SETTINGS, count=4, rules={**SETTINGS.rules, "target_score": 7})
+    seven = dataclasses.replace(SETTINGS, count=4, rules=dataclasses.replace(SETTINGS.rules, target_score=7))
     labels.make_labels(seven, other_rules, 1)
     incomplete = tmp_path / "incomplete"
     shutil.copytree(made, incomplete)

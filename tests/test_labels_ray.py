@@ -6,7 +6,6 @@ cluster on loopback, started by ``ray start`` as a user would, one CPU a node.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import socket
@@ -25,7 +24,7 @@ from train import label_set, labels  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = label_set.LabelSettings(
     count=36, worlds=4, margin=0.01, rollout="expert", player="expert", seed=11, shard_rows=12, tables=4,
-    rules=dataclasses.asdict(DEFAULT_RULES), confirm=0,
+    rules=DEFAULT_RULES, confirm=0,
 )  # fmt: skip
 PART = 6  # rows a task: 6 tasks, spread over both nodes
 

@@ -107,7 +107,7 @@ def label_sets(config: TrainConfig, round_: int) -> list[tuple[Path, LabelSettin
         seed = int(np.random.SeedSequence([config.seed, round_, part]).generate_state(1)[0]) % (MAX_SEED + 1)
         settings = LabelSettings(
             count=rows, worlds=config.label_worlds, margin=SEARCH_MARGIN, player=player, seed=seed,
-            shard_rows=min(SHARD_ROWS, rows), tables=DEFAULT_TABLES, rules=dataclasses.asdict(config.rules),
+            shard_rows=min(SHARD_ROWS, rows), tables=DEFAULT_TABLES, rules=config.rules,
             confirm=config.label_confirm, opponents="" if opponent in ("", SELF) else opponent, **search,
         )  # fmt: skip
         folder = config.run_dir / "labels" / (f"round-{round_}" + (f"-{opponent}" if opponent else ""))

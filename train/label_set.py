@@ -114,7 +114,7 @@ class LabelSettings:
     seed: int
     shard_rows: int
     tables: int  # tables of the vector engine the player's matches are played on, per shard
-    rules: dict
+    rules: Rules
     confirm: int = 0  # search's confirm: worlds in all before a label leaves the kept choice (0: off)
     opponents: str = ""  # the bot the player plays against ("": itself at every seat)
     keep: str = "expert"  # search's keep: whose choice stands unless beaten by the margin (expert or a policy file)
@@ -136,10 +136,6 @@ class LabelSettings:
             value = getattr(self, name)
             if value not in names and not value.endswith(POLICY_SUFFIXES):
                 raise LabelSetError(f"{name} must be one of {names} or a policy file (.npz or .zip), got {value!r}")
-        try:
-            Rules(**self.rules)
-        except (TypeError, ValueError) as err:
-            raise LabelSetError(f"rules: {err}") from None
 
     def search_options(self) -> dict[str, int | float | str | None]:
         """The labelling search's options (SearchBot's keywords; ``ms=0``, no time budget: each label
@@ -213,7 +209,7 @@ def read_meta(folder: Path) -> LabelSettings:
         for name, off in REMOVED_SETTINGS.items():
             if settings.pop(name, off) != off:
                 raise LabelSetError(f"labelled with search's {name} option, which was removed (issue 63)")
-        return LabelSettings(**settings)
+        return LabelSettings(**{**settings, "rules": Rules.from_kwargs(**settings["rules"])})
     except (KeyError, TypeError, ValueError) as err:
         raise LabelSetError(f"{path}: bad settings: {err}") from None
 
@@ -250,7 +246,7 @@ def _read_columns(path: Path, rows: int, settings: LabelSettings) -> dict[str, n
         columns = read_npz(path, MAX_SHARD_BYTES)
     except (OSError, ValueError) as err:
         raise LabelSetError(f"{path}: {err}") from None
-    check_columns(columns, rows, Rules(**settings.rules), str(path))
+    check_columns(columns, rows, settings.rules, str(path))
     return columns
 
 
@@ -291,7 +287,7 @@ def write_shard_of_parts(
         for p in range(parts_of(settings, shard, rows))
     ]
     columns = {name: np.concatenate([part[name] for part in parts]) for name in COLUMNS}
-    write_shard(folder, shard, columns, Rules(**settings.rules))
+    write_shard(folder, shard, columns, settings.rules)
     remove_parts(folder, shard)
 
 
@@ -451,7 +447,7 @@ def check_sets(folders: list[Path]) -> list[LabelSettings]:
         if where in seen:
             raise LabelSetError(f"{folder} is named twice (as {seen[where]}): its labels would count double")
         seen[where] = folder
-        if found and Rules(**settings.rules) != Rules(**found[0].rules):
+        if found and settings.rules != found[0].rules:
             raise LabelSetError(
                 f"{folder} was labelled under other rules than {folders[0]}: a student plays one rule set"
             )

@@ -41,7 +41,6 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +59,7 @@ from agents.shared.processes import (
     worker_context,
 )
 from allfours_env.arena import Arena
-from allfours_env.rules import Rules, parse_rule_options
+from allfours_env.rules import parse_rule_options
 from allfours_env.vector import VectorGame
 from eval.run_lock import RunInUseError, RunLock
 
@@ -99,7 +98,7 @@ def positions(
     player = player_bot(settings.player)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     while sum(len(actions) for _, _, actions in found) < SPREAD * rows:
-        game = VectorGame(settings.tables, **settings.rules)
+        game = VectorGame(settings.tables, rules=settings.rules)
         game.reset(seed=int(rng.integers(2**63)))
         arena = Arena(game, [_seats(player, settings.opponents, t, rng) for t in range(settings.tables)])
 
@@ -256,7 +255,7 @@ def label_shards(
     def keep(shard: int, part: int, columns: dict[str, np.ndarray]) -> None:
         missing[shard].discard(part)
         if missing[shard]:
-            write_part(folder, shard, part, columns, Rules(**settings.rules))
+            write_part(folder, shard, part, columns, settings.rules)
         else:
             write_shard_of_parts(folder, shard, settings, rows, {part: columns})
 
@@ -367,7 +366,7 @@ def check_settings(args: argparse.Namespace) -> LabelSettings:
     """The label set's settings from the command line, each checked (:class:`LabelSettings`), and
     ``--workers``; a ValueError naming the bad one."""
     check_range("--workers", args.workers, 1, MAX_WORKERS)
-    rules = asdict(parse_rule_options(args.rule))
+    rules = parse_rule_options(args.rule)
     return LabelSettings(
         count=args.count, worlds=args.worlds, margin=args.margin, rollout=args.rollout, player=args.player,
         seed=args.seed, shard_rows=args.shard_rows, tables=args.tables, rules=rules, confirm=args.confirm,
