@@ -75,7 +75,7 @@ def run_cli(capsys, command: str, argv: list[str]) -> tuple[int, str]:
     """The exit code and stderr of ``command``'s main run in this process."""
     if command == "train":
         from train.__main__ import main
-    elif command == "eval.exploit":
+    elif command == "train.exploit":
         from train.exploit import main
     elif command == "train.labels":
         from train.labels import main
@@ -94,7 +94,7 @@ def lock_cases(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     return {
         "train": train_folder(tmp_path),
         "eval": (["random", "rule_based", "--boards", "2", "--out", str(tmp_path / "out")], tmp_path / "out"),
-        "eval.exploit": (["random", "--output-dir", str(tmp_path), "--quiet"], tmp_path / "exploit-random"),
+        "train.exploit": (["random", "--output-dir", str(tmp_path), "--quiet"], tmp_path / "exploit-random"),
         "train.labels": (
             ["--out", str(tmp_path / "labels"), "--count", "12", "--worlds", "4", "--shard-rows", "12", "--tables", "2",
              "--workers", "1", "--quiet"], tmp_path / "labels",
@@ -102,11 +102,11 @@ def lock_cases(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("command", ["train", "eval", "eval.exploit", "train.labels"])
+@pytest.mark.parametrize("command", ["train", "eval", "train.exploit", "train.labels"])
 def test_every_command_refuses_a_lock_link_in_its_folder_in_one_line(tmp_path, capsys, monkeypatch, command):
-    """Issue 57, item 3: train, eval and eval.exploit truncated the file a planted ``.lock`` link
+    """Issue 57, item 3: train, eval and train.exploit truncated the file a planted ``.lock`` link
     named and wrote their process id into it; train.labels took no lock at all."""
-    if command in ("train", "eval.exploit"):
+    if command in ("train", "train.exploit"):
         import train.run
 
         monkeypatch.setattr(train.run, "train_in_held_run", lambda *args, **kwargs: pytest.fail("training started"))

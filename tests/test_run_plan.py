@@ -99,7 +99,7 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
 
 
 def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Clock) -> None:
-    """eval.exploit's PPO runs to 100M steps or 30 minutes: its share is of the 30 minutes, not 0% of the steps."""
+    """train.exploit's PPO runs to 100M steps or 30 minutes: its share is of the 30 minutes, not 0% of the steps."""
     plan = RunPlan([Stage("PPO", [Work("PPO", 100_000_000)])], elapsed=lambda: clock.now - 1000, deadline=30 * 60)
     out = io.StringIO()
     progress = Progress(stream=out)

@@ -692,7 +692,7 @@ def config_from_dict(
     """A config of ``cls`` from the options ``data`` changes, the others from ``cls.DEFAULTS_FILE``
     (configs/default.yaml for TrainConfig): made once and checked once, here, where outside values
     come in (inside, a config is trusted). ``rules``: rule values (``--rule``) over the config's;
-    ``adjust``: changes a command makes from the options read (``python -m eval.exploit``'s)."""
+    ``adjust``: changes a command makes from the options read (``python -m train.exploit``'s)."""
     check_known(data, cls, source)
     options = {**default_options(cls), **data}
     try:

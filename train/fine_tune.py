@@ -50,7 +50,7 @@ WARMUP_PATIENCE = 2  # rollouts without a gain before the warm-up ends
 WARMUP_MIN_GAIN = 0.005  # of explained variance: a smaller rise is noise between rollouts
 WARMUP_FILE = "warmup.csv"
 GATE_FILE = "final_gate.json"
-GATE_FIRST_BOARD = 2 * 10**9  # past every board a curve or an exploit measure plays (eval.exploit: 10**9)
+GATE_FIRST_BOARD = 2 * 10**9  # past every board a curve or an exploit measure plays (train.exploit: 10**9)
 
 
 class CriticWarmup:

@@ -38,7 +38,7 @@ FINAL_FILES = ("final.zip", "final.npz")
 ABANDONED = ("checkpoints", "imitation", "evaluations.csv", "learning_curve.png", ".final.tmp.zip", "tensorboard_*")
 
 
-# A command built on ``python -m train`` (``python -m eval.exploit``) names itself in the lines that say
+# A command built on ``python -m train`` (``python -m train.exploit``) names itself in the lines that say
 # how to start or resume a run: ``(config, *flags) -> its command line``.
 own_command: ContextVar[Callable[..., str] | None] = ContextVar("own_command", default=None)
 
