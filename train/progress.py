@@ -23,12 +23,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import Protocol, TextIO
 
 from eval.progress import rate_text
-
-if TYPE_CHECKING:
-    from .run_plan import RunPlan
 
 PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
 TICK_SECONDS = 0.25  # how often the background thread looks
@@ -46,6 +43,19 @@ class Measured:
     seconds: float
 
 
+class Plan(Protocol):
+    """What the progress lines ask of the run's plan (:class:`train.run_plan.RunPlan`, which
+    imports this module: the lines know the plan only by these)."""
+
+    deadline: float
+
+    def elapsed(self) -> float: ...
+    def where(self, what: str) -> str: ...
+    def left(self, open_phases: list[Measured]) -> str: ...
+    def opened(self, kind: str) -> None: ...
+    def closed(self, kind: str, units: int, seconds: float) -> None: ...
+
+
 @dataclass
 class _Phase:
     what: str
@@ -60,7 +70,7 @@ class _Phase:
     def measured(self, now: float) -> Measured:
         return Measured(self.work, self.done, self.total, self.done - self.first, now - self.started)
 
-    def line(self, now: float, plan: RunPlan | None, open_phases: list[_Phase]) -> str:
+    def line(self, now: float, plan: Plan | None, open_phases: list[_Phase]) -> str:
         elapsed = now - self.started
         text = f"[train] {plan.where(self.what) if plan else ''}{self.what}"
         if self.total:
@@ -91,7 +101,7 @@ class Progress:
         self.enabled = enabled
         self.stream = stream
         self._phases: list[_Phase] = []
-        self.plan: RunPlan | None = None  # the run's stages, once known: stage and time left in every line
+        self.plan: Plan | None = None  # the run's stages, once known: stage and time left in every line
         self._last_line = time.monotonic()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
