@@ -71,7 +71,7 @@ MAX_ACTIVATION = 1e30
 SB3_WEIGHTS = "policy.pth"
 SB3_DATA = "data"
 SB3_ACTOR_PREFIX = "mlp_extractor.policy_net."
-SB3_TRUNK_PREFIX = "features_extractor.net."  # a trunk shared by actor and critic (train/network.py)
+SB3_TRUNK_PREFIX = "features_extractor.net."  # a trunk shared by actor and critic (train/ppo/network.py)
 SB3_DEFAULT_ACTIVATION = "tanh"  # SB3's MlpPolicy default when policy_kwargs names none
 # the class names SB3 writes as text for ``activation_fn`` in ``data``
 SB3_ACTIVATIONS = {
@@ -156,6 +156,15 @@ def choose(logits: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None) -
     chosen = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)  # the first action whose CDF passes u
     last_legal = N_ACTIONS - 1 - (masks[:, ::-1] > 0).argmax(axis=1)
     return np.minimum(chosen, last_legal)  # u * total may round up to the total
+
+
+def legal_softmax(values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
+    """Softmax of the legal actions' ``values`` (n, 56) at ``temperature``, 0 on illegal actions
+    (float32): a fit's soft targets, from searched values or from a network's logits."""
+    scaled = np.where(masks, np.nan_to_num(values, nan=0.0) / temperature, -np.inf)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    p = np.exp(scaled)
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def weights_from_policy(policy: Any) -> Weights:

@@ -21,7 +21,7 @@ same generator plays). ``think_seconds[t, seat]`` and ``moves[t, seat]`` add up 
 seat's bot took and how many decisions (a batch call's time shared equally among its rows).
 A table's own bot that fails (:class:`~allfours_env.match.BotFailure`) stops the run, its table and seat named.
 
-Users: evaluation (:mod:`eval.batch`), labelling (:mod:`train.labels`), the warm start's
+Users: evaluation (:mod:`eval.batch`), labelling (:mod:`train.rounds.labels`), the warm start's
 recording (:mod:`train.imitation`) and the vector env's opponents (:mod:`allfours_env.gym_vector`).
 """
 

@@ -27,8 +27,8 @@ from agents.search import MAX_WORLDS, SearchBot
 from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 from eval.stats import mean_interval
-from train.label_set import iter_shards, read_meta
-from train.labels import teacher
+from train.rounds.label_set import iter_shards, read_meta
+from train.rounds.labels import teacher
 
 
 def mean_ci(x: np.ndarray) -> str:

@@ -22,7 +22,7 @@ import ray
 import torch
 
 from agents.shared.options import count, run_script
-from train.league import League
+from train.ppo.league import League
 from train.rllib.config import load_rllib_config
 from train.rllib.run import algorithm_config, send_league
 

@@ -5,9 +5,9 @@
 Five measurements in one run, each MaskablePPO learning for about ``--seconds`` after a warm-up
 rollout, torch and numpy's BLAS on one thread:
 
-* ``new, self-play``: ``python -m train``'s path (:mod:`train.learner_env`) with the config's input,
+* ``new, self-play``: ``python -m train``'s path (:mod:`train.ppo.learner_env`) with the config's input,
   network and PPO settings, every opponent the current policy;
-* ``new, self-play, overlapped``: the same with ``overlap_updates: true`` (:mod:`train.overlap`:
+* ``new, self-play, overlapped``: the same with ``overlap_updates: true`` (:mod:`train.ppo.overlap`:
   the next rollout is collected on a second thread during the update; "collect" is then the
   time the update waits for it);
 * ``new, config's pool``: the same with the config's opponent pool (bots such as ``expert`` act in
@@ -46,7 +46,7 @@ from agents.policy import PolicyBot, weights_from_policy
 from agents.shared.options import number, run_script
 from agents.shared.processes import one_blas_thread
 from train.config import DEFAULT_CONFIG, ConfigError, TrainConfig, load_config
-from train.run import make_vec_env, new_model
+from train.ppo.trainer import make_vec_env, new_model
 
 
 class Timed:
@@ -181,7 +181,7 @@ def main() -> None:
 
 
 def evaluation_seconds(config: TrainConfig, model: MaskablePPO) -> float:
-    """Seconds of one round of the config's evaluations during training (as train.run.Trainer does)."""
+    """Seconds of one round of the config's evaluations during training (as train.ppo.trainer.Trainer does)."""
     from eval import evaluate
 
     bot = PolicyBot(weights_from_policy(model.policy), name="learner")

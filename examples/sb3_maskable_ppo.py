@@ -3,7 +3,7 @@
     python examples/sb3_maskable_ppo.py [--total-steps 200000] [--num-envs 64] [--out maskable_ppo.npz]
 
 Stable-Baselines3 steps its own ``VecEnv`` API, not Gymnasium's ``VectorEnv``:
-:class:`train.learner_env.LearnerVecEnv`, the adapter ``python -m train`` uses, maps one onto the
+:class:`train.ppo.learner_env.LearnerVecEnv`, the adapter ``python -m train`` uses, maps one onto the
 other for an env that resets a table in the step that ends its episode
 (``autoreset_mode="SameStep"``): SB3's ``dones``, the final observation in
 ``info["terminal_observation"]``, and ``env_method("action_masks")`` (what MaskablePPO calls). A progress line
@@ -24,7 +24,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 import agents
 from agents.policy import PolicyBot, save_weights, weights_from_policy
 from eval import evaluate
-from train.learner_env import LearnerVecEnv
+from train.ppo.learner_env import LearnerVecEnv
 
 
 class Progress(BaseCallback):

@@ -6,7 +6,7 @@ opponents: every part of a checkpoint's state is there). Then seeded random muta
 every array: random values, NaN, extremes, negatives, other dtypes and shapes, removed; model.zip's
 tensors and Adam's state; whole files cut, replaced by garbage, a FIFO, a folder, a link to
 /dev/zero or /dev/urandom, removed) go through the function that reads and restores a checkpoint
-(``train.run._restore``), in this process, each under a deadline. Each case must be a ResumeError
+(``train.ppo.trainer.restore``), in this process, each under a deadline. Each case must be a ResumeError
 naming the checkpoint, or a restore after which a rollout of training runs.
 
 The vector engine's own arrays (``env_state.learner.tables.game``) are checked by
@@ -41,10 +41,10 @@ pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 
 from train.__main__ import main as train_main  # noqa: E402
-from train.checkpoints import ResumeError  # noqa: E402
+from train.run_folder.checkpoints import ResumeError  # noqa: E402
 from train.config import TrainConfig, load_config  # noqa: E402
-from train.progress import Progress  # noqa: E402
-from train.run import _restore  # noqa: E402
+from train.run_folder.progress import Progress  # noqa: E402
+from train.ppo.trainer import restore as _restore  # noqa: E402
 
 CONFIG = {
     "run_name": "fuzz", "n_envs": 2, "n_steps": 16, "batch_size": 32, "n_epochs": 1, "net_arch": [8],

@@ -1,4 +1,4 @@
-"""The advantage loss of train.distil (the start's policy tilted by exp(value / tau)) and fitting a
+"""The advantage loss of train.rounds.distil (the start's policy tilted by exp(value / tau)) and fitting a
 widened network from ``--init`` (issue 60)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agents.averaged import RELABELLINGS, AveragedPolicy
 from agents.features import ADVISED_SIZE
 from agents.policy import ADVISED_LAYOUT, HISTORY_LAYOUT, PolicyBot, batch_inputs, load_weights
 from allfours_env.rules import DEFAULT_RULES
-from train import distil, label_set, labels
+from train.rounds import distil, label_set, labels
 
 from .test_features import positions
 

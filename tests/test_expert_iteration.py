@@ -1,4 +1,4 @@
-"""Expert iteration inside ``python -m train`` (train/expert_iteration.py): rounds of labels,
+"""Expert iteration inside ``python -m train`` (train/rounds/expert_iteration.py): rounds of labels,
 students and their evaluation; DAgger rounds label the student's own positions; a stopped run
 resumes to the same students; the config's checks; the actor handed to PPO."""
 
@@ -18,8 +18,8 @@ pytest.importorskip("sb3_contrib")
 
 from agents.averaged import ALL_RELABELLINGS, AveragedPolicy
 from agents.policy import PolicyBot, input_size, load_weights, weights_from_policy
-from train import expert_iteration as ei
-from train import labels
+from train.rounds import expert_iteration as ei
+from train.rounds import labels
 from train.config import (
     ConfigError,
     TrainConfig,
@@ -30,11 +30,11 @@ from train.config import (
     init_weights,
     load_config,
 )
-from train.label_set import iter_shards, read_meta
-from train.network import set_actor
-from train.progress import Progress
-from train.pull import Pull
-from train.run import make_vec_env, new_model
+from train.rounds.label_set import iter_shards, read_meta
+from train.ppo.network import set_actor
+from train.run_folder.progress import Progress
+from train.ppo.pull import Pull
+from train.ppo.trainer import make_vec_env, new_model
 
 TINY = {
     "run_name": "ei", "imitate": "", "n_envs": 1, "n_steps": 64, "batch_size": 64, "net_arch": [16],

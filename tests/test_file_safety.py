@@ -78,7 +78,7 @@ def run_cli(capsys, command: str, argv: list[str]) -> tuple[int, str]:
     elif command == "train.exploit":
         from train.exploit import main
     elif command == "train.labels":
-        from train.labels import main
+        from train.rounds.labels import main
     else:
         from eval.__main__ import main
 
@@ -107,9 +107,9 @@ def test_every_command_refuses_a_lock_link_in_its_folder_in_one_line(tmp_path, c
     """Issue 57, item 3: train, eval and train.exploit truncated the file a planted ``.lock`` link
     named and wrote their process id into it; train.labels took no lock at all."""
     if command in ("train", "train.exploit"):
-        import train.run
+        import train.run.pipeline
 
-        monkeypatch.setattr(train.run, "train_in_held_run", lambda *args, **kwargs: pytest.fail("training started"))
+        monkeypatch.setattr(train.run.pipeline, "train_in_held_run", lambda *args, **kwargs: pytest.fail("training started"))
     argv, folder = lock_cases(tmp_path)[command]
     target = victim(tmp_path)
     folder.mkdir()
@@ -196,7 +196,7 @@ def test_an_output_that_is_a_device_or_fifo_is_refused_before_any_work(tmp_path,
         os.mkfifo(node)
     command, flag = option.split()
     module = importlib.import_module({"agents.play": "agents.apps.play", "agents.review": "agents.apps.review",
-                                      "train.distil": "train.distil"}[command])  # fmt: skip
+                                      "train.distil": "train.rounds.distil"}[command])  # fmt: skip
     if command == "agents.review":
         monkeypatch.setattr(module, "read_log", lambda path: None)  # (the log is read first; the output is the point)
     started = time.monotonic()

@@ -1,4 +1,4 @@
-"""The fine-tuning recipe (train/fine_tune.py): the critic warms up alone, the anchor stays, the
+"""The fine-tuning recipe (train/ppo/fine_tune.py): the critic warms up alone, the anchor stays, the
 critic has its own rate, and every run keeps its curve against the network it started from."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import pytest
 
 from agents.policy import load_weights, save_weights, weights_from_policy
 from train.config import ConfigError, config_from_dict
-from train.fine_tune import (
+from train.ppo.fine_tune import (
     GATE_FILE, WARMUP_MIN_GAIN, WARMUP_PATIENCE, CriticWarmup, keep_the_better,
 )  # fmt: skip
-from train.network import critic_parameters
-from train.pull import Pull
-from train.run import START_CURVE_FILE, make_vec_env, new_model, train
+from train.ppo.network import critic_parameters
+from train.ppo.pull import Pull
+from train.ppo.trainer import START_CURVE_FILE, make_vec_env, new_model
+from train.run.pipeline import train
 
 STUDENT = Path(__file__).parent.parent / "agents" / "pretrained" / "student_v3.npz"
 BASE = {

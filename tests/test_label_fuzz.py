@@ -1,7 +1,7 @@
-"""Fuzzing the label-shard reader (train/label_set.py): random damage to every column of a real
+"""Fuzzing the label-shard reader (train/rounds/label_set.py): random damage to every column of a real
 shard (values, dtypes, shapes, missing and extra columns, observations' flags and pieces, truncated
 and bit-flipped archives). Every case is a LabelSetError naming the shard, or a shard that
-train.distil turns into finite policy inputs and targets: never another exception (the compiled
+train.rounds.distil turns into finite policy inputs and targets: never another exception (the compiled
 feature and expert kernels read the observations), never a hang. Seeded: the case is in the message."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, OBS_LAYOUT
+from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, OBS_LAYOUT, legal_softmax
 from allfours_env.observation import LAYOUT, N_FLAGS
 from allfours_env.rules import DEFAULT_RULES
 from tests.fuzz import SPECIAL, damage_archive, hang_fails, new_dtype, new_shape
-from train import distil, label_set, labels
+from train.rounds import distil, label_set, labels
 
 CASES = 300
 HANG_SECONDS = 30
@@ -112,7 +112,7 @@ def reads_or_refuses(folder: Path) -> str:
     for layout in (ADVISED_LAYOUT, COMPACT_LAYOUT, OBS_LAYOUT):
         read = distil.read_labels([folder], layout, suit_copies=1)
         assert np.isfinite(read.inputs.dense(np.arange(len(read.source)))).all()
-    assert np.isfinite(distil.soft_targets(columns["values"], columns["action_mask"], 0.01)).all()
+    assert np.isfinite(legal_softmax(columns["values"], columns["action_mask"], 0.01)).all()
     return "reads"
 
 

@@ -1,4 +1,4 @@
-"""Search labels (train.labels, train.label_set) and the student fitted to them (train.distil)."""
+"""Search labels (train.rounds.labels, train.rounds.label_set) and the student fitted to them (train.rounds.distil)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ import torch
 
 import agents
 from agents.expert import expert_actions
-from agents.policy import ADVISED_LAYOUT, PolicyBot, batch_inputs, load_weights
+from agents.policy import ADVISED_LAYOUT, PolicyBot, batch_inputs, legal_softmax, load_weights
 from agents.search import SearchBot
 from allfours_env.observation import suit_relabelling
 from allfours_env.rules import DEFAULT_RULES
-from train import distil, label_set, labels
-from train.progress import Progress
+from train.rounds import distil, label_set, labels
+from train.run_folder.progress import Progress
 
 PRETRAINED = Path(agents.__file__).parent / "pretrained" / "allfours_v1.npz"
 SETTINGS = label_set.LabelSettings(
@@ -242,7 +242,7 @@ def test_soft_targets_weigh_better_actions_more() -> None:
     mask = np.zeros((1, 56), dtype=bool)
     mask[0, [3, 9]] = True
     values[0, 3], values[0, 9] = 0.50, 0.51
-    p = distil.soft_targets(values, mask, 0.01)
+    p = legal_softmax(values, mask, 0.01)
     assert p[0, 9] / p[0, 3] == pytest.approx(np.e, rel=1e-4)
     assert p[0, ~mask[0]].sum() == 0
 
@@ -448,7 +448,7 @@ def test_a_full_or_read_only_disk_is_one_line_exit_74_and_the_same_command_goes_
         np.testing.assert_array_equal(a["values"], b["values"])
 
 
-# ---------------------------------------------------------------- train.distil checks everything first
+# ---------------------------------------------------------------- train.rounds.distil checks everything first
 
 
 def run_distil(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
@@ -572,7 +572,7 @@ def test_distil_refuses_labels_that_cannot_fit_in_memory(made, tmp_path, capsys,
 def test_without_ray_the_address_is_one_line_naming_the_extra(tmp_path):
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "from train.labels import main\n"
+        "from train.rounds.labels import main\n"
         f"sys.exit(main(['--out', {str(tmp_path / 'labels')!r}, '--count', '12', '--address', '127.0.0.1:9']))\n"
     )
     root = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Search labels made on a Ray cluster (train.labels_ray) equal the labels one machine makes.
+"""Search labels made on a Ray cluster (train.rounds.labels_ray) equal the labels one machine makes.
 
 Run where Ray is installed (the rllib extra's environment, as tests/test_rllib.py): a two-node
 cluster on loopback, started by ``ray start`` as a user would, one CPU a node.
@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("ray")
 
 from allfours_env.rules import DEFAULT_RULES  # noqa: E402
-from train import label_set, labels  # noqa: E402
+from train.rounds import label_set, labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = label_set.LabelSettings(
@@ -102,7 +102,7 @@ def test_sigterm_stops_cluster_labelling_with_one_line_and_keeps_the_finished_pa
     import time
 
     out = tmp_path / "labels"
-    command = [sys.executable, "-m", "train.labels", "--out", str(out), "--count", "2400", "--worlds", "4",
+    command = [sys.executable, "-m", "train.rounds.labels", "--out", str(out), "--count", "2400", "--worlds", "4",
                "--shard-rows", "600", "--tables", "4", "--address", cluster]  # fmt: skip
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

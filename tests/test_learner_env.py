@@ -1,4 +1,4 @@
-"""The env training learns on (train/learner_env.py over the Gymnasium vector env) and the league (train/league.py).
+"""The env training learns on (train/ppo/learner_env.py over the Gymnasium vector env) and the league (train/ppo/league.py).
 
 - Rewards are exact: at every table and every learner step, the reward times the target score is
   the change of the learner's team's score lead since its previous step (awards during the
@@ -24,8 +24,8 @@ from agents.policy import ADVISED_LAYOUT, COMPACT_LAYOUT, PolicyBot, batch_input
 from allfours_env.rewards import points_scale
 from allfours_env.vector import OTHER_HANDS_SIZE, VectorGame
 from train.config import SNAPSHOT
-from train.league import League
-from train.learner_env import LearnerVecEnv
+from train.ppo.league import League
+from train.ppo.learner_env import LearnerVecEnv
 
 
 def random_weights(seed: int, hidden: int = 32) -> dict[str, np.ndarray]:

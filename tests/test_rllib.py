@@ -29,14 +29,14 @@ from allfours_env.gym_vector import AllFoursVectorEnv  # noqa: E402
 from allfours_env.match import Match  # noqa: E402
 from train.__main__ import main as train_main  # noqa: E402
 from train.config import ConfigError  # noqa: E402
-from train.league import League  # noqa: E402
+from train.ppo.league import League  # noqa: E402
 from train.rllib.config import RLLIB_CONFIG, RLlibConfig, load_rllib_config  # noqa: E402
 from train.rllib.env import LAYOUT, MASK_KEY, OBS_KEY, league_of, make_vector_env  # noqa: E402
 from train.rllib.export import weights_from_module_state  # noqa: E402
 from train.rllib.module import ACTIVATION, module_spec  # noqa: E402
 from train.rllib.run import ENV_NAME, algorithm_config, export_main, start_from_policy  # noqa: E402
-from train.run_time import read_minutes  # noqa: E402
-from train.state_file import read_state, write_state  # noqa: E402
+from train.run_folder.run_time import read_minutes  # noqa: E402
+from train.run_folder.state_file import read_state, write_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PRETRAINED = ROOT / "agents" / "pretrained" / "allfours_v1.npz"
@@ -230,7 +230,7 @@ def test_a_short_run_resumes_and_exports_a_policy_that_plays_legal_moves(tmp_pat
     assert int(load_weights(final)["obs_layout"]) == LAYOUT
     assert (run / "checkpoints" / "latest").is_file()
     assert any((run / "tensorboard").iterdir())
-    first_leg = read_minutes(run)  # the run's time, for a resumed run's elapsed (train/run_time.py)
+    first_leg = read_minutes(run)  # the run's time, for a resumed run's elapsed (train/run_folder/run_time.py)
     assert first_leg is not None and first_leg > 0
     resume = ["--backend", "rllib", "--run-name", "tiny", "--output-dir", str(tmp_path), "--resume"]
     with pytest.raises(SystemExit):

@@ -1,4 +1,4 @@
-"""The run's plan (train.run_plan): the first line, the stage and whole-run time left in every
+"""The run's plan (train.run.plan): the first line, the stage and whole-run time left in every
 progress line, and what a stopped run kept."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train import expert_iteration as ei
-from train import label_set
-from train import progress as progress_module
+from train.rounds import expert_iteration as ei
+from train.rounds import label_set
+from train.run_folder import progress as progress_module
 from train.config import DEFAULT_CONFIG, TrainConfig, load_config
-from train.progress import Progress
-from train.rates import KeptRates
-from train.run_plan import RunPlan, Stage, Work, kept, plan_run, start_line
+from train.run_folder.progress import Progress
+from train.run.rates import KeptRates
+from train.run.plan import RunPlan, Stage, Work, kept, plan_run, start_line
 
 
 class Clock:
@@ -121,7 +121,7 @@ def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Cloc
 
 
 def test_a_later_run_of_the_config_estimates_every_stage_from_its_start(clock: Clock, tmp_path: Path) -> None:
-    """The rates a run measured are kept on this machine (train/rates.py): the next run of the same config gives the
+    """The rates a run measured are kept on this machine (train/run/rates.py): the next run of the same config gives the
     whole run's time left from its first line, saying which rates are earlier runs', where the first run could not."""
     options = {"n_envs": 256, "seed": 1, "run_name": "a"}
 
@@ -224,7 +224,7 @@ def test_what_a_stopped_run_kept_is_read_from_its_folder(tmp_path: Path) -> None
 
 
 def test_a_calibrated_kind_is_estimated_until_measured_and_the_band_follows_the_bases(clock: Clock) -> None:
-    """A kind no run has timed goes at its calibration's rate (train/calibration.py), the widest band; the line
+    """A kind no run has timed goes at its calibration's rate (train/run/calibration.py), the widest band; the line
     names the bases other than this run's own rates and weighs each basis' band by its share of the time."""
     stages = [Stage("round 1 of 1", [Work("labelling", 1000), Work("fit", 500)])]
     calibrated = {"labelling": 20.0, "fit": 100.0}

@@ -1,4 +1,4 @@
-"""The seal on RLlib's pickled checkpoints (train/seal.py) covers the tree as RLlib reads it: no
+"""The seal on RLlib's pickled checkpoints (train/run_folder/seal.py) covers the tree as RLlib reads it: no
 link, FIFO, device or unsealed folder passes, and the key is this account's alone. Plain Python:
 these run without Ray."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz import hang_fails
-from train import seal as seal_module
-from train.seal import KEY_ENV, SealError, seal, verify
+from train.run_folder import seal as seal_module
+from train.run_folder.seal import KEY_ENV, SealError, seal, verify
 
 HANG_SECONDS = 5
 

@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from train.network import Trunks  # noqa: E402
+from train.ppo.network import Trunks  # noqa: E402
 from train.sparse_input import SparseInputLinear  # noqa: E402
 
 

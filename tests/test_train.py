@@ -115,7 +115,7 @@ def assert_same_final(whole: Path, resumed: Path) -> None:
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_quick_run_trains_saves_resumes_exactly_and_reloads(tmp_path, capsys, monkeypatch, overlap):
-    """Also with updates overlapped with collection (train/overlap.py): a checkpoint holds the
+    """Also with updates overlapped with collection (train/ppo/overlap.py): a checkpoint holds the
     rollout collected ahead, so the resumed run still ends with the same weights."""
     quick = tmp_path / "quick.yaml"
     quick.write_text((CONFIG_DIR / "quick.yaml").read_text() + f"overlap_updates: {str(overlap).lower()}\n")
@@ -195,7 +195,7 @@ def test_rule_options_are_merged_into_the_config(monkeypatch, tmp_path, capsys):
         seen["rules"] = config.rules
         return tmp_path / "final.zip"
 
-    monkeypatch.setattr("train.run.train_in_held_run", fake_train)
+    monkeypatch.setattr("train.run.pipeline.train_in_held_run", fake_train)
     quick = str(CONFIG_DIR / "quick.yaml")
     argv = ["--config", quick, "--output-dir", str(tmp_path), "--rule", "target_score=7",
             "--rule", "undertrump=forbidden_when_can_follow"]  # fmt: skip
@@ -218,7 +218,7 @@ def test_the_rules_are_made_once_and_the_config_checked_once_from_the_command_li
     """Parsed at the edge, trusted inside: from ``python -m train --rule target_score=7`` to the
     compiled kernel's parameters, one Rules is made (and travels as that value) and the config is
     checked once, however many layers hand them on."""
-    from train.learner_env import make_learner_env
+    from train.ppo.learner_env import make_learner_env
 
     made, checks, seen = [], [], {}
     rules_init, config_check = Rules.__post_init__, TrainConfig.check
@@ -230,7 +230,7 @@ def test_the_rules_are_made_once_and_the_config_checked_once_from_the_command_li
         seen["kernel"], seen["config"] = env.env.game.rules, config
         return tmp_path / "final.zip"
 
-    monkeypatch.setattr("train.run.train_in_held_run", fake_train)
+    monkeypatch.setattr("train.run.pipeline.train_in_held_run", fake_train)
     argv = ["--config", "quick", "--output-dir", str(tmp_path), "--rule", "target_score=7"]
     assert train_main(argv) == 0
     assert len(made) == 1 and made[0].target_score == 7
@@ -244,7 +244,7 @@ def test_demonstrations_fill_preallocated_arrays_and_report_progress(capsys):
     import dataclasses
 
     from train import imitation
-    from train.progress import Progress
+    from train.run_folder.progress import Progress
 
     config = dataclasses.replace(load_config(CONFIG_DIR / "quick.yaml"), imitation_steps=300, reward="points")
     calls = []

@@ -24,10 +24,10 @@ from eval.run_lock import LOCK_FILE, RunInUseError, RunLock  # noqa: E402
 from tests.test_reliability import STOP_SECONDS, linux_only, start, wait_for  # noqa: E402
 from tests.test_reliability import no_command_outlives_its_test  # noqa: E402, F401  (autouse here too)
 from train.__main__ import main as train_main  # noqa: E402
-from train.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
-from train import label_set  # noqa: E402
+from train.run_folder.checkpoints import ResumeError, checkpoint_step, load_state  # noqa: E402
+from train.rounds import label_set  # noqa: E402
 from train.config import ConfigError, check_memory, config_from_dict, load_config  # noqa: E402
-from train.labels import PART_ROWS  # noqa: E402
+from train.rounds.labels import PART_ROWS  # noqa: E402
 
 TINY = {
     "run_name": "tiny", "n_envs": 2, "n_steps": 128, "batch_size": 128, "n_epochs": 1,
@@ -208,10 +208,10 @@ def evaluation_rows(run: Path) -> list[list[str]]:
 
 
 def test_a_run_resumed_from_any_checkpoint_ends_as_the_uninterrupted_one(tmp_path, capsys, monkeypatch):
-    """Overlapped updates (train/overlap.py): every checkpoint holds a rollout collected ahead, the
+    """Overlapped updates (train/ppo/overlap.py): every checkpoint holds a rollout collected ahead, the
     last one too (the run collects one rollout past total_steps); each resume ends with the
     uninterrupted run's weights and evaluations."""
-    monkeypatch.setattr("train.checkpoints.KEEP", 10)  # every checkpoint stays, to resume from each
+    monkeypatch.setattr("train.run_folder.checkpoints.KEEP", 10)  # every checkpoint stays, to resume from each
     rollout = 64  # 2 tables x 32 steps
     config = tiny_config(tmp_path, overlap_updates=True, n_steps=32, batch_size=64, total_steps=2 * rollout, checkpoint_every=rollout)
     assert train_main(args(config, tmp_path / "whole")) == 0
@@ -535,9 +535,9 @@ def disk_error(code: int, calls: int, write):
 def test_a_disk_that_refuses_a_checkpoint_stops_the_run_in_one_line_and_keeps_the_previous_one(
     tmp_path, capsys, monkeypatch, code, target, calls
 ):
-    import train.checkpoints
+    import train.run_folder.checkpoints
 
-    monkeypatch.setattr(train.checkpoints, target, disk_error(code, calls, getattr(train.checkpoints, target)))
+    monkeypatch.setattr(train.run_folder.checkpoints, target, disk_error(code, calls, getattr(train.run_folder.checkpoints, target)))
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74  # the second checkpoint (step 512) fails
     err = capsys.readouterr().err
     run = tmp_path / "tiny"
@@ -556,9 +556,9 @@ def test_a_disk_that_refuses_a_checkpoint_stops_the_run_in_one_line_and_keeps_th
 
 
 def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsys, monkeypatch):
-    import train.checkpoints
+    import train.run_folder.checkpoints
 
-    monkeypatch.setattr(train.checkpoints, "write_state", disk_error(errno.ENOSPC, 1, train.checkpoints.write_state))
+    monkeypatch.setattr(train.run_folder.checkpoints, "write_state", disk_error(errno.ENOSPC, 1, train.run_folder.checkpoints.write_state))
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
     err = capsys.readouterr().err
     assert err.strip().endswith(
@@ -568,16 +568,16 @@ def test_a_disk_full_at_the_first_checkpoint_says_to_start_again(tmp_path, capsy
 
 
 def test_a_disk_full_at_the_final_files_stops_in_one_line_and_a_resume_writes_them(tmp_path, capsys, monkeypatch):
-    import train.run
+    import train.run.pipeline
 
-    save_weights = train.run.save_weights
+    save_weights = train.run.pipeline.save_weights
 
     def full(weights, path):
         if Path(path).name != "final.npz":  # (start.npz, at PPO's first step)
             return save_weights(weights, path)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(train.run, "save_weights", full)
+    monkeypatch.setattr(train.run.pipeline, "save_weights", full)
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 74
     run = tmp_path / "tiny"
     err = capsys.readouterr().err
@@ -590,7 +590,7 @@ def test_a_disk_full_at_the_final_files_stops_in_one_line_and_a_resume_writes_th
 
 
 def test_a_checkpoint_written_again_for_its_step_replaces_the_old_one_only_when_whole(tmp_path):
-    from train.checkpoints import WriteFailed, write_checkpoint
+    from train.run_folder.checkpoints import WriteFailed, write_checkpoint
 
     write_checkpoint(tmp_path, 7, lambda folder: (folder / "data").write_text("first"))
 
@@ -688,16 +688,16 @@ def test_ctrl_c_while_labelling_says_which_labels_it_kept_and_resume_goes_on_fro
 
 
 def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, monkeypatch):
-    import train.run
+    import train.run.pipeline
 
-    write = train.run.save_weights  # the final export (and start.npz, at PPO's first step)
+    write = train.run.pipeline.save_weights  # the final export (and start.npz, at PPO's first step)
 
     def interrupted_write(weights, path):
         if Path(path).name == "final.npz":
             signal.raise_signal(signal.SIGINT)  # what a Ctrl-C at this moment does
         write(weights, path)
 
-    monkeypatch.setattr(train.run, "save_weights", interrupted_write)
+    monkeypatch.setattr(train.run.pipeline, "save_weights", interrupted_write)
     assert train_main(args(tiny_config(tmp_path), tmp_path)) == 0
     err = capsys.readouterr().err
     assert "a stop signal came while the final files were written: the run had finished, and they were written whole" in err
@@ -710,7 +710,7 @@ def test_ctrl_c_during_the_final_save_finishes_it_and_says_so(tmp_path, capsys, 
 
 
 def test_a_sealed_checkpoint_is_loaded_only_unchanged_and_by_the_account_that_sealed_it(tmp_path, monkeypatch):
-    from train.seal import KEY_ENV, SealError, seal, verify
+    from train.run_folder.seal import KEY_ENV, SealError, seal, verify
 
     monkeypatch.setenv(KEY_ENV, str(tmp_path / "mine.key"))
     folder = tmp_path / "step_0000001000"
@@ -740,7 +740,7 @@ def test_a_checkpoint_folder_that_is_a_link_is_refused_unread(tmp_path):
     """Issue 57: ``checkpoints/step_N`` as a link to a folder elsewhere was resumed from (its files
     read from there, and the pruning of old checkpoints could not remove it); now it is skipped,
     with the reason, for the newest real checkpoint, and a run of links only is not resumed."""
-    from train.checkpoints import checkpoint_root, newest_intact
+    from train.run_folder.checkpoints import checkpoint_root, newest_intact
 
     root = checkpoint_root(tmp_path)
     (root / "step_0000000256").mkdir(parents=True)

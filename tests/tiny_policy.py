@@ -10,7 +10,7 @@ TINY_NET = [8]
 def save_tiny_checkpoint(path: Path) -> Path:
     """Save an untrained MaskablePPO model with one hidden layer of 8 units to ``path``."""
     from train.config import config_from_dict
-    from train.run import make_vec_env, new_model
+    from train.ppo.trainer import make_vec_env, new_model
 
     config = config_from_dict(
         {"run_name": "tiny", "output_dir": str(path.parent), "n_envs": 1, "net_arch": TINY_NET, "imitate": "",

@@ -17,43 +17,21 @@ same with 143; if the work was done, it says so and exits 0. A file the run cann
 or read-only disk) stops it with one line and exit code 74: no temporary file is left, the
 previous checkpoint stays the latest, and the line says how to resume once the disk has room. The
 run's first line names its folder and stages; a progress line, with the run's stage and the time
-left for the whole run, comes at least every 10 s in every phase (train/progress.py,
-train/run_plan.py).
+left for the whole run, comes at least every 10 s in every phase (train/run_folder/progress.py,
+train/run/plan.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .config import TrainConfig
-
 BACKENDS = ("sb3", "rllib")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from train.cli import run_command
+
     return run_command(_main, sys.argv[1:] if argv is None else argv)
-
-
-def run_command(body: Callable[[list[str]], int], argv: list[str]) -> int:
-    """``body(argv)``'s exit code; Ctrl-C or SIGTERM anywhere, imports included, ends it with one
-    line and exit code 130 (143 for SIGTERM)."""
-    from agents.shared.processes import caught_stop, exit_code, handle_stops, stop_name
-
-    handle_stops()
-    try:
-        return body(argv)
-    except (KeyboardInterrupt, SystemError) as error:
-        stop = caught_stop(error)
-        if stop is None:
-            raise
-        print(str(stop) or f"[train] {stop_name(stop)} before training started: start it again with the same command",
-              file=sys.stderr)  # fmt: skip
-        return getattr(stop, "code", exit_code(stop))
 
 
 def _main(argv: list[str]) -> int:
@@ -63,15 +41,15 @@ def _main(argv: list[str]) -> int:
     backend.add_argument("--backend", choices=BACKENDS, default="sb3")
     known, _ = backend.parse_known_args(argv)
     if known.backend == "rllib":
-        from .rllib.cli import main as rllib_main  # imports Ray only when it runs
+        from train.rllib.cli import main as rllib_main  # imports Ray only when it runs
 
         return rllib_main(argv)
 
     from agents.shared.processes import USAGE_EXIT
 
-    from .checkpoints import ResumeError
-    from .cli import add_run_arguments, config_from_args
-    from .config import DEFAULT_CONFIG, ConfigError, TrainConfig
+    from train.run_folder.checkpoints import ResumeError
+    from train.cli import add_run_arguments, config_from_args
+    from train.config import DEFAULT_CONFIG, ConfigError, TrainConfig
 
     parser = argparse.ArgumentParser(
         prog="python -m train",
@@ -88,52 +66,16 @@ def _main(argv: list[str]) -> int:
     try:
         config, config_file = config_from_args(parser, args, TrainConfig)
         if args.address:
-            from .labels_ray import check_address
+            from train.rounds.labels_ray import check_address
 
             check_address(args.address)
     except (ConfigError, ResumeError, ValueError) as err:
         parser.exit(USAGE_EXIT, f"python -m train: error: {err}\n")
+    from train.run.command import train_config
+
     return train_config(
         config, args.resume, args.quiet, config_file, extend=args.total_steps is not None, address=args.address
     )
-
-
-def train_config(
-    config: TrainConfig, resume: bool, quiet: bool, source: Path, extend: bool, prog: str = "python -m train",
-    address: str | None = None,
-) -> int:  # fmt: skip
-    """Train (or resume) ``config`` in its run folder (the rounds' labels made on the Ray cluster at
-    ``address``, if given): 0 once done (its last line printed), or 74 after one line for a write
-    the disk refused; a bad config or resume, or a run folder in use, is one line and SystemExit(2)."""
-    from agents.shared.processes import USAGE_EXIT
-    from eval.run_lock import RunInUseError
-
-    from .checkpoints import ResumeError, WriteFailed
-    from .config import ConfigError, check_memory, config_name
-    from .progress import Progress
-    from .run_folder import hold_run
-
-    try:
-        check_memory(config)
-        progress = Progress(not quiet)
-        try:
-            with hold_run(config, resume):
-                with progress.phase("starting (loading torch and SB3)"):
-                    from .run import train_in_held_run  # torch and SB3 load only now, with the run folder held
-
-                final = train_in_held_run(
-                    config, resume, progress, extend=extend, source=config_name(source), address=address
-                )
-        finally:
-            progress.close()
-    except (ConfigError, ResumeError, RunInUseError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        sys.exit(USAGE_EXIT)  # as argparse exits on a bad option
-    except WriteFailed as err:  # a full or read-only disk: the line says what was kept and how to go on
-        print(err, file=sys.stderr)
-        return err.code
-    print(f"final policy: {final} (and {final.with_suffix('.npz')}); tensorboard --logdir {config.run_dir}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,43 +1,17 @@
-"""The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib), and
-what the other training commands share: the check of an ``.npz`` ``--out`` and the line of a write
-the disk refused (``train.labels``, ``train.distil``)."""
+"""The command-line flags that ``python -m train`` takes with either backend (SB3 or RLlib) and
+``python -m train.exploit`` with it, the one config they make, and :func:`run_command`, their
+exit code with a stop at any moment one line. Light to import: a stop during start-up is caught."""
 
 from __future__ import annotations
 
 import argparse
-import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.shared.regular_file import NotRegularFile, check_target
-from allfours_env.rules import rule_values
-
 if TYPE_CHECKING:
-    from .config import Adjust
-
-
-def check_npz_out(out: Path) -> None:
-    """A ValueError unless ``--out`` names an ``.npz`` file (a regular file or none yet) in a folder
-    that exists and can be written: checked before the work, so that a fit is never lost to a path
-    typed wrong."""
-    if out.suffix != ".npz":
-        raise ValueError(f"--out must name an .npz file (a policy file), got {out}")
-    if out.is_dir():
-        raise ValueError(f"--out {out} is a folder; name the .npz file to write")
-    try:
-        check_target(out)  # a device or FIFO would be replaced by the file, a link too
-    except NotRegularFile as err:
-        raise ValueError(f"--out {err}; name the .npz file to write") from None
-    folder = out.parent
-    if not folder.is_dir():
-        raise ValueError(f"--out {out}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):  # read-only file systems included (EROFS)
-        raise ValueError(f"--out {out}: the folder {folder} cannot be written")
-
-
-def write_failed(err: OSError) -> str:
-    """The one line of a write the disk refused: which file and why."""
-    return f"cannot write {err.filename or 'a file'}: {err.strerror or err}"
+    from train.config import Adjust
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:
@@ -50,7 +24,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, ste
     )
     from agents.shared.options import count
 
-    from .config import MAX_SEED, MAX_STEPS
+    from train.config import MAX_SEED, MAX_STEPS
 
     parser.add_argument("--total-steps", type=count(1, MAX_STEPS), help=steps_help)
     parser.add_argument("--seed", type=count(0, MAX_SEED), help="seed of the run")
@@ -74,8 +48,9 @@ def config_from_args(
     variants and ``adjust``'s changes over it, made and checked once. A usage error for a malformed
     ``--rule`` or one with ``--resume`` (a resumed run keeps the rules it started with); ConfigError
     or ResumeError say what else is wrong."""
-    from .checkpoints import ResumeError, candidates, saved_config_file  # (not for the commands that only write)
-    from .config import read_config, run_folder
+    from train.run_folder.checkpoints import ResumeError, candidates, saved_config_file  # (not for the commands that only write)
+    from allfours_env.rules import rule_values
+    from train.config import read_config, run_folder
 
     if args.rule and args.resume:
         parser.error("--rule cannot change a resumed run: it keeps the rules it started with")
@@ -98,3 +73,20 @@ def config_from_args(
     saved_run = args.resume and args.config is None
     config = read_config(cls, config_file, saved_run=saved_run, rules=rules, adjust=adjust, **overrides)
     return config, config_file
+
+
+def run_command(body: Callable[[list[str]], int], argv: list[str]) -> int:
+    """``body(argv)``'s exit code; Ctrl-C or SIGTERM anywhere, imports included, ends it with one
+    line and exit code 130 (143 for SIGTERM)."""
+    from agents.shared.processes import caught_stop, exit_code, handle_stops, stop_name
+
+    handle_stops()
+    try:
+        return body(argv)
+    except (KeyboardInterrupt, SystemError) as error:
+        stop = caught_stop(error)
+        if stop is None:
+            raise
+        print(str(stop) or f"[train] {stop_name(stop)} before training started: start it again with the same command",
+              file=sys.stderr)  # fmt: skip
+        return getattr(stop, "code", exit_code(stop))

@@ -30,10 +30,10 @@ from allfours_env.rewards import REWARD_MODES
 from allfours_env.rules import Rules
 from allfours_env.vector import OTHER_HANDS_SIZE
 
-SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/league.py)
-HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/learner_env.py)
-# distil_loss -> train.distil.fit's loss and temperature, how a round fits its student
-# (train/expert_iteration.py): "logits" regresses each legal logit on its searched value, a chance
+SELF, SNAPSHOT = "self", "snapshot"  # the opponents that are the learner's own networks (train/ppo/league.py)
+HORIZONS = ("match", "deal")  # the learner's episode for its returns (train/ppo/learner_env.py)
+# distil_loss -> train.rounds.distil.fit's loss and temperature, how a round fits its student
+# (train/rounds/expert_iteration.py): "logits" regresses each legal logit on its searched value, a chance
 # of the match of 0.01 above the legal mean being one logit; "action" is cross-entropy toward the
 # action search played; "advantage" is cross-entropy toward the round's starting network's policy
 # tilted by the searched values at temperature distil_tau (None here: the config's)
@@ -92,7 +92,7 @@ class Options:
     max_grad_norm: float
     net_arch: list[int]
     init_policy: str  # the actor's start: a network (a policy file, student, pretrained), or "" (a new one)
-    # the league (train/league.py)
+    # the league (train/ppo/league.py)
     opponents: dict[str, float]
     snapshot_every: int
     max_snapshots: int
@@ -138,7 +138,7 @@ class TrainConfig(Options):
     imitation_steps: int
     imitation_epochs: int
     imitation_learning_rate: float
-    # expert iteration (train/expert_iteration.py)
+    # expert iteration (train/rounds/expert_iteration.py)
     distil_labels: list[int]
     label_worlds: int
     label_confirm: int
@@ -156,9 +156,9 @@ class TrainConfig(Options):
     step_prior_suits: int  # ...from that student averaged over this many suit relabellings
     teacher_eval: dict[str, int]  # bot -> board pairs, for the round's labelling search
     label_workers: int
-    student_pull: float  # train/pull.py
+    student_pull: float  # train/ppo/pull.py
     student_pull_steps: int
-    # fine-tuning from a network (train/fine_tune.py)
+    # fine-tuning from a network (train/ppo/fine_tune.py)
     critic_warmup_steps: int
     critic_learning_rate: float
     target_kl: float
@@ -227,7 +227,7 @@ class TrainConfig(Options):
 
 @dataclass(frozen=True)
 class Round:
-    """One round of expert iteration (train/expert_iteration.py) as the config sets it."""
+    """One round of expert iteration (train/rounds/expert_iteration.py) as the config sets it."""
 
     labels: int  # decisions labelled
     search: str  # the labelling search's options (label_search's form; {student}: the previous round's student)
@@ -239,7 +239,7 @@ class Round:
 
     @property
     def fit(self) -> tuple[str, float]:
-        """train.distil.fit's loss and temperature (:data:`DISTIL_FITS`)."""
+        """train.rounds.distil.fit's loss and temperature (:data:`DISTIL_FITS`)."""
         loss_kind, temperature = DISTIL_FITS[self.loss]
         return loss_kind, self.tau if temperature is None else temperature
 
@@ -486,7 +486,7 @@ def check_output_dir(path: str) -> None:
 
 
 def check_opponents(opponents: dict[str, float]) -> None:
-    """The league's draw weights (train/league.py): a positive sum, and every key self, snapshot or a bot."""
+    """The league's draw weights (train/ppo/league.py): a positive sum, and every key self, snapshot or a bot."""
     if not opponents or sum(opponents.values()) <= 0:
         raise ConfigError(f"opponents needs weights with a positive sum, got {opponents}")
     for name in opponents:

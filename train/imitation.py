@@ -32,7 +32,7 @@ from allfours_env.rewards import equity_for, points_scale, team_gain
 from allfours_env.vector import OTHER_HANDS_SIZE as HIDDEN_SIZE
 from allfours_env.vector import VectorGame
 
-from .config import TrainConfig
+from train.config import TrainConfig
 
 Report = Callable[[int, int], None]  # (done, total)
 RECORD_TABLES = 64

@@ -14,11 +14,11 @@ import sys
 
 from eval.run_lock import RunInUseError
 
-from ..checkpoints import ResumeError, WriteFailed
-from ..cli import add_run_arguments, config_from_args
-from ..config import ConfigError
-from .cluster import ADDRESS_ENV, ClusterError
-from .config import RLLIB_CONFIG, RLlibConfig
+from train.run_folder.checkpoints import ResumeError, WriteFailed
+from train.cli import add_run_arguments, config_from_args
+from train.config import ConfigError
+from train.ray_cluster import ADDRESS_ENV, ClusterError
+from train.rllib.config import RLLIB_CONFIG, RLlibConfig
 
 PROG = "python -m train --backend rllib"
 MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip install -e '.[rllib]'\n"
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
         parser.exit(2, MISSING_RAY)
     try:
         config, _ = config_from_args(parser, args, RLlibConfig)
-        from .run import train  # Ray and torch load only now, after the arguments are checked
+        from train.rllib.run import train  # Ray and torch load only now, after the arguments are checked
 
         final = train(
             config, resume=args.resume, progress=not args.quiet, extend=args.total_steps is not None,

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from agents.policy import ADVISED_LAYOUT
 
-from ..config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, init_weights, read_config
+from train.config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, init_weights, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
 # Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names

@@ -4,7 +4,7 @@ RLlib's single-agent env runner makes its envs with ``gymnasium.make_vec(...,
 vectorization_mode="vector_entry_point")`` (``env_runners(gym_env_vectorize_mode=...)``):
 :func:`make_vector_env` is that entry point. Each env runner holds ``num_envs`` tables of
 :func:`agents.vector_env`; the learner (``main``) plays one team, drawn per match, and the
-league (:mod:`train.league`, as for the SB3 backend) the other team inside the env, every
+league (:mod:`train.ppo.league`, as for the SB3 backend) the other team inside the env, every
 distinct network in one forward pass a tick. RLlib sees one agent, episodes of one match, and no turn-taking.
 
 Observations are a dict, as RLlib's action-masking module reads it: ``"observations"``, the
@@ -35,7 +35,7 @@ from allfours_env.gym_vector import OBS_KEY as VECTOR_OBS_KEY
 from allfours_env.gym_vector import TARGET_SCALE
 from allfours_env.rules import as_rules
 
-from ..league import League
+from train.ppo.league import League
 
 OBS_KEY = "observations"  # the key names RLlib's action-masking example module reads
 MASK_KEY = "action_mask"

@@ -23,7 +23,7 @@ Tensorboard tags: ``train/*`` (main's learner stats: losses, entropy, KL, ...),
 ``rollout/episode_return_mean``, ``rollout/episode_len_mean``, ``time/steps_per_second``,
 ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>``, ``eval/win_rate_high_vs_<bot>``.
 Steps/s (progress lines and tensorboard) leave out the time spent in evaluations.
-Progress lines also give the run's time elapsed, earlier legs included (:mod:`train.run_time`), and
+Progress lines also give the run's time elapsed, earlier legs included (:mod:`train.run_folder.run_time`), and
 the time left at this process's rate, evaluations included.
 """
 
@@ -50,8 +50,8 @@ from agents.shared.atomic_file import write_text
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from eval import evaluate
 
-from .. import run_time
-from ..checkpoints import (
+from train.run_folder import run_time
+from train.run_folder.checkpoints import (
     RUN_CONFIG_FILE,
     ResumeError,
     TrainingInterrupted,
@@ -64,23 +64,23 @@ from ..checkpoints import (
     write_checkpoint,
     write_run_config,
 )  # fmt: skip
-from ..config import init_weights
-from ..league import League
-from ..progress import duration
-from ..run_folder import command, hold_run
-from ..seal import SealError, seal, verify
-from ..state_file import JSON_FILE, read_state, write_state
-from .cluster import cluster_address, start_ray
-from .config import RLlibConfig, load_rllib_config
-from .env import LAYOUT, league_of, make_vector_env
-from .export import module_state_from_weights, weights_from_module_state
-from .module import ACTIVATION, module_spec
+from train.config import init_weights
+from train.ppo.league import League
+from train.run_folder.progress import duration
+from train.run_folder.folder import command, hold_run
+from train.run_folder.seal import SealError, seal, verify
+from train.run_folder.state_file import JSON_FILE, read_state, write_state
+from train.ray_cluster import cluster_address, start_ray
+from train.rllib.config import RLlibConfig, load_rllib_config
+from train.rllib.env import LAYOUT, league_of, make_vector_env
+from train.rllib.export import module_state_from_weights, weights_from_module_state
+from train.rllib.module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
 PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"  # what RLlib writes into every checkpoint it saves
 FINAL_NAME = "final.npz"
-LEAGUE_DIR = "league"  # in each checkpoint: the league's state (train/state_file.py)
+LEAGUE_DIR = "league"  # in each checkpoint: the league's state (train/run_folder/state_file.py)
 ENV_NAME = "allfours_vector"
 # The config's PPO options (SB3's names, configs/rllib.yaml) -> RLlib's PPOConfig.training() arguments.
 PPO_OPTIONS = {
@@ -170,7 +170,7 @@ def save_checkpoint(algo: Algorithm, league: League, run_dir: Path, steps: int) 
 
 def read_progress(folder: Path) -> int:
     """The steps a checkpoint was taken at; ResumeError if it is not a complete RLlib checkpoint
-    sealed by this account (:mod:`train.seal`): nothing of a foreign one is read."""
+    sealed by this account (:mod:`train.run_folder.seal`): nothing of a foreign one is read."""
     try:
         verify(folder)
         for name in (RLLIB_CHECKPOINT_FILE, f"{LEAGUE_DIR}/{JSON_FILE}"):
@@ -329,7 +329,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             exit_code(stop),
         ) from None
     finally:
-        with contextlib.suppress(OSError):  # this leg's time, for a later --resume (train/run_time.py)
+        with contextlib.suppress(OSError):  # this leg's time, for a later --resume (train/run_folder/run_time.py)
             run_time.write_minutes(run_dir, minutes())
         with interrupts_deferred(reraise=False):  # a second Ctrl-C does not cut the actors' shutdown
             if algo is not None:

@@ -11,10 +11,10 @@ critic that knew nothing, with one rate for both and nothing holding the actor n
    which keeps playing; it ends once the critic's explained variance on fresh rollouts has not
    risen by ``WARMUP_MIN_GAIN`` for ``WARMUP_PATIENCE`` rollouts, or at the cap. Its curve is
    ``warmup.csv`` in the run folder and ``warmup/explained_variance`` in tensorboard.
-2. **Anchor** (``student_pull``, :mod:`train.pull`): a cross-entropy pass toward the start policy
+2. **Anchor** (``student_pull``, :mod:`train.ppo.pull`): a cross-entropy pass toward the start policy
    after each update, constant unless ``student_pull_steps`` fades it.
 3. **Separate rates** (``critic_learning_rate``): the critic's own Adam rate in its own parameter
-   group, built with the policy (:class:`train.network.SharedPolicy`; 0: PPO's ``learning_rate`` for
+   group, built with the policy (:class:`train.ppo.network.SharedPolicy`; 0: PPO's ``learning_rate`` for
    both, one group as SB3 builds it).
 4. SB3's own ``target_kl`` (an update's epochs stop once the policy has moved that far) and
    ``normalize_advantage``, passed through from the config.
@@ -43,8 +43,8 @@ from agents.policy import PolicyBot, Weights
 from agents.shared.atomic_file import write_text
 from allfours_env.checks import count, keys, like, number
 
-from .network import critic_parameters
-from .pull import Pull
+from train.ppo.network import critic_parameters
+from train.ppo.pull import Pull
 
 WARMUP_PATIENCE = 2  # rollouts without a gain before the warm-up ends
 WARMUP_MIN_GAIN = 0.005  # of explained variance: a smaller rise is noise between rollouts
@@ -101,7 +101,7 @@ class CriticWarmup:
 
 class FineTunePPO(MaskablePPO):
     """MaskablePPO with the recipe (module docstring); the critic's own rate is the policy's
-    (:class:`train.network.SharedPolicy`). :attr:`pull` and :attr:`warmup` are set by the run after
+    (:class:`train.ppo.network.SharedPolicy`). :attr:`pull` and :attr:`warmup` are set by the run after
     construction; neither is saved with the model (the run rebuilds them from its config and keeps
     the warm-up's state in its checkpoints)."""
 
@@ -111,7 +111,7 @@ class FineTunePPO(MaskablePPO):
 
     def _update_learning_rate(self, optimizers: Any) -> None:
         super()._update_learning_rate(optimizers)
-        rate = getattr(self.policy, "critic_learning_rate", 0.0)  # (train/network.py's policies)
+        rate = getattr(self.policy, "critic_learning_rate", 0.0)  # (train/ppo/network.py's policies)
         if rate:
             self.policy.optimizer.param_groups[1]["lr"] = rate
             self.logger.record("train/critic_learning_rate", rate)

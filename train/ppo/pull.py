@@ -23,9 +23,8 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from agents.policy import PolicyBot, Weights, input_size
+from agents.policy import PolicyBot, Weights, input_size, legal_softmax
 
-from .distil import soft_targets
 
 
 class Pull:
@@ -49,7 +48,7 @@ class Pull:
         masks = buffer.action_masks.reshape(len(observations), -1).astype(bool)
         inputs = observations[:, : input_size(self.teacher.layout)]  # (the critic's extra inputs follow)
         logits = self.teacher.logits(inputs.astype(np.float32))
-        targets = torch.from_numpy(soft_targets(logits, masks, temperature=1.0))
+        targets = torch.from_numpy(legal_softmax(logits, masks, temperature=1.0))
         order = np.random.default_rng([self.seed, model.num_timesteps]).permutation(len(observations))
         policy, losses = model.policy, []
         for begin in range(0, len(order), model.batch_size):

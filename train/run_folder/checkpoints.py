@@ -2,7 +2,7 @@
 
 A checkpoint is a folder ``checkpoints/step_<N>/`` holding ``model.zip`` (SB3: weights and
 optimizer state), the run's state as data, ``state.json`` with ``state.npz``
-(:mod:`train.state_file`: the envs' games and generators, the bots' generators, the global RNG
+(:mod:`train.run_folder.state_file`: the envs' games and generators, the bots' generators, the global RNG
 states SB3 draws from, the opponent snapshots, the trainer's schedule, SB3's counters and last
 observations, an overlapped run's rollout collected ahead), and a copy of the run's
 ``config.yaml``. It is written under a temporary name and renamed into place; then the text
@@ -17,7 +17,7 @@ either: each file must be a regular file (a FIFO or a link to a device is refuse
 within the sizes the run's own objects take, and each member of ``model.zip`` is checked
 against the run's networks before it is read; a checkpoint folder that is a symbolic link is
 skipped unread (its files would come from anywhere, and pruning could not remove it). The
-restore then checks every value against the run before it is used (:mod:`train.state_checks`).
+restore then checks every value against the run before it is used (:mod:`train.run_folder.state_checks`).
 A tampered or damaged checkpoint is a :class:`ResumeError` that says which file and what is
 wrong; :func:`newest_intact` then falls back to the newest checkpoint that reads and fits, and
 says which ones it skipped and why.
@@ -41,8 +41,8 @@ from agents.shared.processes import WRITE_FAILED_EXIT
 from agents.shared.regular_file import read_bytes
 from allfours_env.checks import brief, keys, number
 
-from .config import RUN_CONFIG_FILE
-from .state_file import JSON_FILE, StateFileError, read_state, regular_file, write_state
+from train.config import RUN_CONFIG_FILE
+from train.run_folder.state_file import JSON_FILE, StateFileError, read_state, regular_file, write_state
 
 KEEP = 2  # checkpoints kept on disk; older ones are removed after a new one is in place
 MODEL_FILE = "model.zip"
@@ -226,8 +226,8 @@ def newest_intact(run_dir: Path, read: Callable[[Path], Loaded]) -> tuple[Path, 
 
 
 def load_state(folder: Path, max_json_bytes: int, max_array_bytes: int) -> dict[str, Any]:
-    """The state of a checkpoint (:mod:`train.state_file`, no code runs, within the sizes given),
-    its top-level layout checked; its values are checked by the restore (:mod:`train.state_checks`)."""
+    """The state of a checkpoint (:mod:`train.run_folder.state_file`, no code runs, within the sizes given),
+    its top-level layout checked; its values are checked by the restore (:mod:`train.run_folder.state_checks`)."""
     path = folder / JSON_FILE
     if not path.is_file() and (folder / OLD_STATE_FILE).is_file():
         raise ResumeError(

@@ -8,7 +8,7 @@ background thread prints the current phase's state when the code is busy and say
 (a first run compiling the engine, a long evaluation). Every line names the phase, how far it is
 (when ``max_minutes`` ends it before its count, the share of its time used: "of the time
 allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
-:class:`train.run_plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
+:class:`train.run.plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
 also gives the run's stage and the time left for the whole run::
 
     [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
@@ -44,7 +44,7 @@ class Measured:
 
 
 class Plan(Protocol):
-    """What the progress lines ask of the run's plan (:class:`train.run_plan.RunPlan`, which
+    """What the progress lines ask of the run's plan (:class:`train.run.plan.RunPlan`, which
     imports this module: the lines know the plan only by these)."""
 
     deadline: float

@@ -1,7 +1,7 @@
 """A run's folder and the ways into it: start, start again, resume; checked and locked before any work.
 
 ``runs/<name>/`` holds ``config.yaml`` (the run's config), ``.lock`` (held while a process trains
-there, :mod:`eval.run_lock`), ``checkpoints/`` (:mod:`train.checkpoints`; each checkpoint keeps a copy
+there, :mod:`eval.run_lock`), ``checkpoints/`` (:mod:`train.run_folder.checkpoints`; each checkpoint keeps a copy
 of the config), the logs (``tensorboard_1/``, ``imitation/``, ``evaluations.csv``,
 ``learning_curve.png``) and at the end ``final.zip`` and ``final.npz``.
 
@@ -30,8 +30,8 @@ from typing import Any
 
 from eval.run_lock import RunLock
 
-from .checkpoints import ResumeError, candidates, say, write_run_config
-from .config import ConfigError
+from train.run_folder.checkpoints import ResumeError, candidates, say, write_run_config
+from train.config import ConfigError
 
 FINAL_FILES = ("final.zip", "final.npz")
 # what an abandoned start may have left (removed when the run starts again); other files are never touched

@@ -26,8 +26,8 @@ import agents
 from agents.policy import POLICY_INPUTS, PolicyBot, Weights, batch_inputs, choose
 from allfours_env.checks import count, keys
 
-from .config import SELF, SNAPSHOT
-from .state_checks import generator_state, weights_like
+from train.config import SELF, SNAPSHOT
+from train.run_folder.state_checks import generator_state, weights_like
 
 STATE_KEYS = ("current", "snapshots", "taken", "rng")  # of get_state()
 MAX_TAKEN = 2**62  # snapshots taken in a run (at most one per update)

@@ -15,7 +15,7 @@ runs no code from it, whatever it holds, and takes no more than the caller allow
 must be a regular file (a FIFO or a link to a device such as ``/dev/zero`` is refused without
 being opened, so nothing waits on it or reads it without end) within a size the caller gives
 (:func:`regular_file`), the arrays too, and the JSON nests no deeper than Python's recursion limit.
-What the values mean is checked by the restore (:mod:`train.state_checks`).
+What the values mean is checked by the restore (:mod:`train.run_folder.state_checks`).
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ ordered list of pieces of work, each counted in units of one kind: ``recording``
 ``imitation fit`` (samples), ``labelling`` (labels), ``fit`` (samples), ``evaluation against
 <bot>`` (boards), ``PPO`` (steps). A resumed run's plan leaves out what its folder already holds
 (:func:`plan_run`). The progress phases the code opens name their kind
-(:meth:`train.progress.Progress.phase`'s ``work``): the plan follows them in order, and measures
+(:meth:`train.run_folder.progress.Progress.phase`'s ``work``): the plan follows them in order, and measures
 each kind's rate from this process's phases of that kind. The time left for the whole run is the
 current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
 evaluations and checkpoints between its updates). A kind this process has not timed yet goes at
-the rate earlier runs of the same config measured on this machine (:mod:`train.rates`), or else at
+the rate earlier runs of the same config measured on this machine (:mod:`train.run.rates`), or else at
 the rate of its slice in the calibration a config's first run here makes before its warm start
-(:mod:`train.calibration`); a kind timed by none of these (its slice failed) is named rather than
+(:mod:`train.run.calibration`); a kind timed by none of these (its slice failed) is named rather than
 guessed. The time left carries a band, :data:`BANDS` by basis weighted by each one's share of it,
 and the line names the kinds estimated from other than this run's rates (one line, cut here; the
 first run of the default config on a shared 2-core machine, its 5th and 13th lines)::
@@ -30,13 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import expert_iteration as ei
-from .checkpoints import candidates, checkpoint_step
-from .config import TrainConfig
-from .label_set import LabelSettings, rows_on_disk
-from .labels import PART_ROWS, labelling_work
-from .progress import Measured, duration
-from .rates import KeptRates
+from train.rounds import expert_iteration as ei
+from train.run_folder.checkpoints import candidates, checkpoint_step
+from train.config import TrainConfig
+from train.rounds.label_set import LabelSettings, rows_on_disk
+from train.rounds.labels import PART_ROWS, labelling_work
+from train.run_folder.progress import Measured, duration
+from train.run.rates import KeptRates
 
 
 THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"
@@ -44,7 +44,7 @@ THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"
 # interval. On a machine shared with other work one benchmark's speed has varied 2x within a day
 # (README's training throughput row), so this run's own rates move with the load; earlier runs' were
 # measured under another load; a calibration's slices last a second or less, with their start-up
-# costs and their luck (the default config's, against its run's rates: train/calibration.py).
+# costs and their luck (the default config's, against its run's rates: train/run/calibration.py).
 BANDS = {THIS_RUN: 0.2, EARLIER: 0.3, CALIBRATION: 0.5}
 
 
@@ -66,7 +66,7 @@ class RunPlan:
     elapsed: Callable[[], float]  # the run's seconds so far
     deadline: float = 0.0  # the run's seconds at the most (max_minutes; 0: none)
     kept: KeptRates | None = None  # earlier runs' rates on this machine, and where this one's are kept
-    calibrated: dict[str, float] = field(default_factory=dict)  # kind -> rate of its slice (train.calibration)
+    calibrated: dict[str, float] = field(default_factory=dict)  # kind -> rate of its slice (train.run.calibration)
     calibration_seconds: float = 0.0
     _at: int = -1  # the piece running (or last run), in the order of all pieces
     _timed: dict[str, list[float]] = field(default_factory=dict)  # kind -> [units, seconds] of closed phases

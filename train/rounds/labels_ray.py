@@ -1,7 +1,7 @@
 """Labelling on a Ray cluster: ``python -m train.labels --address HOST:PORT`` (and ``python -m train
 --address HOST:PORT`` for the rounds' labels).
 
-The parts of a label set (:mod:`train.labels`) become Ray tasks of one CPU each, which the
+The parts of a label set (:mod:`train.rounds.labels`) become Ray tasks of one CPU each, which the
 cluster's workers make from the settings, shard and part a local worker would get: a part depends
 on its seed alone, so every column of every shard is the one a single machine makes. This process
 writes the parts and shards as they come back, exactly as it writes a local worker's, so a stop
@@ -29,7 +29,7 @@ def check_address(address: str) -> str:
         import ray  # noqa: F401
     except ImportError:
         raise ValueError(MISSING_RAY) from None
-    from .rllib.cluster import ClusterError, check_reachable
+    from train.ray_cluster import ClusterError, check_reachable
 
     try:
         check_reachable(address)
@@ -52,7 +52,7 @@ def make_parts_on_ray(
 
     from agents.shared.processes import interrupts_deferred
 
-    from .rllib.cluster import start_ray
+    from train.ray_cluster import start_ray
 
     start_ray(address)
     pending: list[Any] = []

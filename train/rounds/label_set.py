@@ -28,7 +28,7 @@ search_action  int16 (n,)       what ``search`` played there (the best value, bu
                                 choice, ``keep``'s, unless the best beats it by the margin)
 player_action  int16 (n,)       what the player whose play reached the position chose
 search_seed    uint64 (n,)      the seed the search bot was reset with for this decision:
-                                the settings' search (:func:`train.labels.teacher`) reset
+                                the settings' search (:func:`train.rounds.labels.teacher`) reset
                                 with it and shown the observation chooses ``search_action``
                                 with exactly ``values``
 ============== ================ ===========================================================
@@ -71,8 +71,8 @@ from allfours_env.observation import LAYOUT, N_FLAGS, OBS_SIZE, rules_block
 from allfours_env.rules import Rules
 from eval.run_lock import LOCK_FILE
 
-from .config import MAX_LABELS, MAX_SEED, ConfigError, check_range, check_type
-from .state_file import read_json
+from train.config import MAX_LABELS, MAX_SEED, ConfigError, check_range, check_type
+from train.run_folder.state_file import read_json
 
 FORMAT = "allfours-search-labels"
 VERSION = 1
@@ -169,7 +169,7 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
                 "give another folder, or the same settings to go on with it"
             )
         return
-    if folder.is_dir() and any(p.name != LOCK_FILE for p in folder.iterdir()):  # (train.labels' lock)
+    if folder.is_dir() and any(p.name != LOCK_FILE for p in folder.iterdir()):  # (train.rounds.labels' lock)
         raise LabelSetError(
             f"{folder} holds other files and no {META_FILE}: it is not a label set, and nothing is written into it; "
             "give a new or empty folder"

@@ -1,7 +1,7 @@
 """A seal on checkpoints whose format pickles (RLlib's): only this account's own are ever loaded.
 
 RLlib writes its checkpoints with Python's pickle, which runs code when read; the project cannot
-read them as data the way it reads its own (:mod:`train.state_file`). So every such checkpoint
+read them as data the way it reads its own (:mod:`train.run_folder.state_file`). So every such checkpoint
 is sealed when written: ``seal.json`` lists every folder and every file of the tree with the
 file's size and SHA-256, and an HMAC-SHA256 of that list under a key only this user account can
 read (``~/.config/allfours/checkpoint.key``, made on first use, mode 0600; ``$ALLFOURS_KEY_FILE``
@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 from agents.shared.regular_file import open_regular
 
-from .state_file import read_json
+from train.run_folder.state_file import read_json
 
 SEAL_FILE = "seal.json"
 SEAL_VERSION = 2  # 2: folders are listed too (version 1 listed files only)

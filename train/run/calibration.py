@@ -1,13 +1,13 @@
 """A short calibration at a run's start: each kind of work no rate is known for, timed on a tiny slice.
 
-A config's first run on a machine has no earlier rates (:mod:`train.rates`), so the whole run's
+A config's first run on a machine has no earlier rates (:mod:`train.run.rates`), so the whole run's
 time left would wait for every stage to be timed. Before the warm start, each kind of work the
 plan holds that neither this run nor an earlier one has timed is done a little by the code that
 does it in the run, on throwaway copies (nothing the run keeps or draws from changes): a few
 recorded decisions and an imitation fit of them, a few labels and a distillation fit of those, an
 evaluation board pair, a few PPO updates of a fresh model on tables of its own. A slice's rate
 carries its start-up costs and its slice's luck, so an estimate from it is rough
-(:data:`train.run_plan.BANDS`); a kind's rate from the run itself replaces it as soon as it is
+(:data:`train.run.plan.BANDS`); a kind's rate from the run itself replaces it as soon as it is
 measured. A kind whose slice fails stays untimed (named, not guessed).
 
 The default config on the 2-core machine shared with other work (2026-12-06): the calibration took
@@ -35,13 +35,13 @@ import torch
 from agents.policy import save_weights, weights_from_policy
 from eval import evaluate
 
-from . import expert_iteration as ei
-from . import imitation
-from .config import TrainConfig
-from .distil import Actor, Labels, SparseRows, fit, read_labels
-from .label_set import FILE_SETTINGS
-from .labels import make_labels
-from .overlap import OverlappedMaskablePPO
+from train.rounds import expert_iteration as ei
+from train import imitation
+from train.config import TrainConfig
+from train.rounds.distil import Actor, Labels, SparseRows, fit, read_labels
+from train.rounds.label_set import FILE_SETTINGS
+from train.rounds.labels import make_labels
+from train.ppo.overlap import OverlappedMaskablePPO
 
 RECORD_DECISIONS = 4096  # four of the imitation fit's batches (batch_size 1024)
 LABELS = 8  # a label takes tens of ms with the default search

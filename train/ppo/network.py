@@ -25,7 +25,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from .sparse_input import SparseInputLinear
+from train.sparse_input import SparseInputLinear
 
 
 def _mlp(width: int, sizes: list[int]) -> torch.nn.Sequential:

@@ -2,7 +2,7 @@
 
 Every learner trains on one env, :class:`allfours_env.gym_vector.AllFoursVectorEnv` (RLlib,
 the examples and ``python -m train`` alike). :func:`make_learner_env` builds it as training
-wants it: ``n_envs`` tables against a :class:`train.league.League`, the policy input of the
+wants it: ``n_envs`` tables against a :class:`train.ppo.league.League`, the policy input of the
 config's layout (and, with ``critic_sees_hands``, the other seats' hands for the critic),
 rewards in the match's units (``reward_scale="target"``), and SAME_STEP autoreset, as SB3's
 vec envs reset. :class:`LearnerVecEnv` only translates: SB3's ``step_async``/``step_wait``,
@@ -30,8 +30,8 @@ from allfours_env.checks import keys
 from allfours_env.gym_vector import NEW_DEAL_KEY, TARGET_SCALE, AllFoursVectorEnv
 from allfours_env.vector import VectorGame
 
-from .config import HORIZONS, TrainConfig
-from .league import League
+from train.config import HORIZONS, TrainConfig
+from train.ppo.league import League
 
 MASK_METHOD = "action_masks"
 STATE_PARTS = ("tables", "league")  # of get_state()

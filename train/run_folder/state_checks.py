@@ -1,6 +1,6 @@
 """What a restore checks before it uses a state read from a checkpoint: kinds, ranges, forms.
 
-A checkpoint's state is data (:mod:`train.state_file`), but data a person may have changed: each
+A checkpoint's state is data (:mod:`train.run_folder.state_file`), but data a person may have changed: each
 restore checks every value against the object it goes into and against the run before anything
 is set. These are the checks they share, each a ValueError naming the value and what is allowed:
 

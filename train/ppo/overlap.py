@@ -39,8 +39,8 @@ from sb3_contrib import MaskablePPO
 
 from allfours_env.checks import count, in_range, keys, like
 
-from .fine_tune import FineTunePPO
-from .state_checks import MAX_RETURN, MAX_REWARD
+from train.ppo.fine_tune import FineTunePPO
+from train.run_folder.state_checks import MAX_RETURN, MAX_REWARD
 
 PENDING_ARRAYS = (
     "observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs", "advantages",

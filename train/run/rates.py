@@ -6,7 +6,7 @@ two minutes, and fit, evaluation and PPO stayed untimed for most of an hour. Eve
 closes keeps its units and seconds here, under its kind and the config's fingerprint (every
 option but those that name the run or size it: a run of the same config on this machine,
 resumed or new, any length, shares them), so the next such run estimates every stage from its
-start; its lines say which rates came from earlier runs (:meth:`train.run_plan.RunPlan.left`).
+start; its lines say which rates came from earlier runs (:meth:`train.run.plan.RunPlan.left`).
 A missing, damaged or foreign file only leaves kinds untimed; rates are numbers, never code.
 """
 

@@ -2,7 +2,7 @@
 
 Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements behind the choices):
 
-1. **Label** (:mod:`train.labels`): decisions drawn from matches, each searched by ``search``
+1. **Label** (:mod:`train.rounds.labels`): decisions drawn from matches, each searched by ``search``
    (``label_worlds`` worlds, ``label_confirm`` in all before it leaves the kept choice; with
    ``label_search`` its keep and rollout options, where ``{student}`` is the previous
    round's student and round 1's is the start, ``students/round-0.npz``: the teacher improves
@@ -11,7 +11,7 @@ Each round of ``distil_labels`` (docs/expert_iteration.md has the measurements b
    each later round's from the previous round's student (DAgger: the positions its own play reaches),
    split evenly between ``dagger_opponents`` (``self``: the student at every seat; a bot name: the
    student against that bot).
-2. **Fit** (:func:`train.distil.fit`): the warm start's actor, fitted to every label made so far
+2. **Fit** (:func:`train.rounds.distil.fit`): the warm start's actor, fitted to every label made so far
    (``distil_from: start``), or the previous round's student fitted to its round's labels
    (``distil_from: previous``: each round a step on from the last, as its teacher is), by logit
    matching (``distil_loss: logits``: each legal action's logit regressed on its searched value
@@ -34,7 +34,7 @@ to it by the advantage loss (``step_tau``) from itself averaged over ``step_prio
 relabellings: the step that made ``student_v4`` from ``student_v3``.
 
 PPO then starts from the last student's actor. Everything is kept in the run folder (label sets
-under ``labels/``, :mod:`train.label_set`), so a stopped run resumes where it was: a round whose
+under ``labels/``, :mod:`train.rounds.label_set`), so a stopped run resumes where it was: a round whose
 student exists is done, a label set goes on from its finished shards and parts, and the same
 seeds make the same labels and the same fit.
 """
@@ -56,14 +56,14 @@ from agents.policy import Weights, load_weights, save_weights
 from agents.shared.atomic_file import write_bytes
 from eval import evaluate
 
-from . import curve
-from .config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
-from .distil import Actor, averaged_prior, fit, read_labels
-from .label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
-from .labels import DEFAULT_TABLES, make_labels
-from .progress import Progress, duration
-from .state_checks import weights_like
-from .state_file import regular_file
+from train.run_folder import curve
+from train.config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
+from train.rounds.distil import Actor, averaged_prior, fit, read_labels
+from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
+from train.rounds.labels import DEFAULT_TABLES, make_labels
+from train.run_folder.progress import Progress, duration
+from train.run_folder.state_checks import weights_like
+from train.run_folder.state_file import regular_file
 
 FIRST_PLAYER = "expert"  # whose play reaches the first round's positions
 SEARCH_MARGIN = 0.01  # search's default margin
@@ -132,7 +132,7 @@ def run_rounds(
 ) -> Weights:
     """Run (or finish) every round from the warm start's actor ``start``; the last student's
     weights (``start`` itself when ``distil_labels`` is empty). ``minutes()``: the run's time so
-    far; ``address``: a Ray cluster that makes the labels (:mod:`train.labels_ray`)."""
+    far; ``address``: a Ray cluster that makes the labels (:mod:`train.rounds.labels_ray`)."""
     workers = label_workers(config)
     rows = read_rounds(config.run_dir)
     folders: list[Path] = []
