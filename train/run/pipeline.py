@@ -1,4 +1,4 @@
-"""Self-play training with MaskablePPO, top to bottom.
+"""The run, top to bottom: warm start, rounds of expert iteration, the last step, PPO, the gate.
 
 1. Check the config (and that the run fits in memory); create (or, with ``resume``, reopen)
    ``runs/<name>/`` and lock it for this run (:mod:`train.run_folder.folder`). A resumed run keeps its
@@ -11,11 +11,11 @@
    imitate a teacher bot (:mod:`train.imitation`); a resumed one takes the checkpoint's weights, optimizer
    state and counters (read as data, within the sizes of the run's objects:
    :mod:`train.run_folder.checkpoints`), once every value has been checked against the run (the step of
-   the checkpoint's folder, the config, the networks, the tables' state; :func:`_restore`).
+   the checkpoint's folder, the config, the networks, the tables' state; :func:`train.ppo.trainer.restore`).
    Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
    search, and ``step_labels`` takes one step more from the last (:mod:`train.rounds.expert_iteration`:
    label, fit, evaluate; ``rounds.csv`` and ``expert_iteration.png``).
-4. Learn. Between two PPO updates, :class:`Trainer` sends the new weights to the league, takes
+4. Learn (:mod:`train.ppo.trainer`). Between two PPO updates, its :class:`Trainer` sends the new weights to the league, takes
    snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
    prints progress; with ``max_minutes``, learning ends at the first update after the run has
    taken that long (a resumed run counts its earlier minutes).
@@ -31,13 +31,7 @@ checkpoint and final writes finish first, and one line says what the run folder 
 to resume (or, when the final files were being written, that the run finished). A file the disk refuses to take (full, read-only) stops the run the same way, with
 :class:`train.run_folder.checkpoints.WriteFailed` (exit code 74): the previous checkpoint stays the latest.
 
-Tensorboard tags (fixed): SB3's ``train/*`` (losses, entropy, ...) and ``rollout/ep_rew_mean``;
-``game/win_rate``, ``game/own_points_per_deal``, ``game/other_points_per_deal`` over the matches
-finished since the last update; ``eval/win_rate_vs_<bot>`` with ``eval/win_rate_low_vs_<bot>`` and
-``eval/win_rate_high_vs_<bot>`` (its 95% interval over board pairs), ``eval/point_diff_per_deal_vs_<bot>``;
-``start/score``, ``start/low``, ``start/high``, ``start/points_per_deal``, ``start/points_low``,
-``start/points_high`` (the learner against the network PPO started from, ``start_curve.csv``);
-``warmup/explained_variance`` (the critic's warm-up, ``warmup.csv``); ``time/steps_per_second``.
+Tensorboard tags: :mod:`train.ppo.trainer` (the rounds': :mod:`train.rounds.expert_iteration`).
 
 A run that starts from a network is fine-tuned (:mod:`train.ppo.fine_tune`): the critic warms up
 first, the actor stays anchored to its start, and at the end the gate keeps PPO's network as
@@ -82,18 +76,9 @@ from train.ppo.trainer import (
 from train.rounds import expert_iteration
 from train.run_folder import curve, run_time
 from train.run_folder.checkpoints import (
-    RUN_CONFIG_FILE,
-    ResumeError,
-    TrainingInterrupted,
-    WriteFailed,
-    candidates,
-    check_extension,
-    newest_intact,
-    resumed_config,
-    saved_config_file,
-    say,
-    write_run_config,
-)  # fmt: skip
+    RUN_CONFIG_FILE, ResumeError, TrainingInterrupted, WriteFailed, candidates, check_extension, newest_intact,
+    resumed_config, saved_config_file, say, write_run_config,
+)
 from train.run_folder.folder import command, hold_run
 from train.run_folder.progress import Progress, duration
 
