@@ -102,7 +102,7 @@ def test_sigterm_stops_cluster_labelling_with_one_line_and_keeps_the_finished_pa
     import time
 
     out = tmp_path / "labels"
-    command = [sys.executable, "-m", "train.rounds.labels", "--out", str(out), "--count", "2400", "--worlds", "4",
+    command = [sys.executable, "-m", "train.labels", "--out", str(out), "--count", "2400", "--worlds", "4",
                "--shard-rows", "600", "--tables", "4", "--address", cluster]  # fmt: skip
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
