@@ -58,8 +58,9 @@ table begins its next episode at once, and what that one paid is dropped, so tha
 the learner sees asks it to decide. ``options`` of :meth:`reset`: the AEC env's reset options
 (``decks``, ``dealer``, ``scores``; played as given: a score the first kick completes gives an
 episode over at once), for every table. Rule variants: ``rules``, a
-:class:`~allfours_env.rules.Rules`, or the A0 keys of docs/rules.md as keyword arguments. ``info["new_deal"]``: where a new deal has begun since the learner's last decision (a
-learner whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
+:class:`~allfours_env.rules.Rules`, or the A0 keys of docs/rules.md as keyword arguments.
+``info["new_deal"]``: where a new deal has begun since the learner's last decision (a learner
+whose returns end with each deal, as ``python -m train``'s ``horizon: deal``, reads it).
 
 For training: ``critic_sees_hands=True`` appends to every observation the other three seats'
 hands (:meth:`VectorGame.other_hands`, 156 card flags), which only a critic apart from the actor
@@ -178,7 +179,9 @@ class AllFoursVectorEnv(VectorEnv):
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         number = not isinstance(reward_scale, bool) and isinstance(reward_scale, int | float)
         if not (reward_scale == TARGET_SCALE or number and 0 < reward_scale <= 1e6):
-            raise ValueError(f"reward_scale must be a number above 0 (at most 1e6) or {TARGET_SCALE!r}, got {reward_scale!r}")
+            raise ValueError(
+                f"reward_scale must be a number above 0 (at most 1e6) or {TARGET_SCALE!r}, got {reward_scale!r}"
+            )
         try:
             autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:

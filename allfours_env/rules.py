@@ -152,7 +152,9 @@ def given_rules(rules: Rules | None, rule_kwargs: dict[str, Any]) -> Rules:
     if rules is None:
         return Rules.from_kwargs(**rule_kwargs)
     if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a Rules (allfours_env.rules), got {type(rules).__name__}; or give rule keywords")
+        raise ValueError(
+            f"rules must be a Rules (allfours_env.rules), got {type(rules).__name__}; or give rule keywords"
+        )
     if rule_kwargs:
         raise ValueError(f"give rules= or rule keywords, not both (got rules= and {', '.join(sorted(rule_kwargs))})")
     return rules

@@ -47,9 +47,9 @@ def _main(argv: list[str]) -> int:
 
     from agents.shared.processes import USAGE_EXIT
 
-    from train.run_folder.checkpoints import ResumeError
     from train.cli import add_run_arguments, config_from_args
     from train.config import DEFAULT_CONFIG, ConfigError, TrainConfig
+    from train.run_folder.checkpoints import ResumeError
 
     parser = argparse.ArgumentParser(
         prog="python -m train",

@@ -48,7 +48,7 @@ def config_from_args(
     variants and ``adjust``'s changes over it, made and checked once. A usage error for a malformed
     ``--rule`` or one with ``--resume`` (a resumed run keeps the rules it started with); ConfigError
     or ResumeError say what else is wrong."""
-    from train.run_folder.checkpoints import ResumeError, candidates, saved_config_file  # (not for the commands that only write)
+    from train.run_folder.checkpoints import ResumeError, candidates, saved_config_file
     from allfours_env.rules import rule_values
     from train.config import read_config, run_folder
 

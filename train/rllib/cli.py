@@ -14,11 +14,11 @@ import sys
 
 from eval.run_lock import RunInUseError
 
-from train.run_folder.checkpoints import ResumeError, WriteFailed
 from train.cli import add_run_arguments, config_from_args
 from train.config import ConfigError
 from train.ray_cluster import ADDRESS_ENV, ClusterError
 from train.rllib.config import RLLIB_CONFIG, RLlibConfig
+from train.run_folder.checkpoints import ResumeError, WriteFailed
 
 PROG = "python -m train --backend rllib"
 MISSING_RAY = f"{PROG}: error: Ray RLlib is not installed; install it with: pip install -e '.[rllib]'\n"

@@ -50,6 +50,13 @@ from agents.shared.atomic_file import write_text
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from eval import evaluate
 
+from train.config import init_weights
+from train.ppo.league import League
+from train.ray_cluster import cluster_address, start_ray
+from train.rllib.config import RLlibConfig, load_rllib_config
+from train.rllib.env import LAYOUT, league_of, make_vector_env
+from train.rllib.export import module_state_from_weights, weights_from_module_state
+from train.rllib.module import ACTIVATION, module_spec
 from train.run_folder import run_time
 from train.run_folder.checkpoints import (
     RUN_CONFIG_FILE,
@@ -64,17 +71,10 @@ from train.run_folder.checkpoints import (
     write_checkpoint,
     write_run_config,
 )  # fmt: skip
-from train.config import init_weights
-from train.ppo.league import League
-from train.run_folder.progress import duration
 from train.run_folder.folder import command, hold_run
+from train.run_folder.progress import duration
 from train.run_folder.seal import SealError, seal, verify
 from train.run_folder.state_file import JSON_FILE, read_state, write_state
-from train.ray_cluster import cluster_address, start_ray
-from train.rllib.config import RLlibConfig, load_rllib_config
-from train.rllib.env import LAYOUT, league_of, make_vector_env
-from train.rllib.export import module_state_from_weights, weights_from_module_state
-from train.rllib.module import ACTIVATION, module_spec
 
 TB_NAME = "tensorboard"
 PROGRESS_FILE = "progress.json"  # in each checkpoint: the environment steps done

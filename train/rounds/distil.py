@@ -67,7 +67,6 @@ from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thre
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
-from train.run_folder.outputs import check_npz_out, write_failed
 from train.config import (
     LABEL_BYTES,
     MAX_EPOCHS,
@@ -83,6 +82,7 @@ from train.config import (
     network_needs,
 )
 from train.rounds.label_set import check_sets, iter_shards
+from train.run_folder.outputs import check_npz_out, write_failed
 from train.sparse_input import SparseInputLinear
 
 CHUNK = 4096  # rows turned into policy inputs at a time

@@ -56,11 +56,11 @@ from agents.policy import Weights, load_weights, save_weights
 from agents.shared.atomic_file import write_bytes
 from eval import evaluate
 
-from train.run_folder import curve
 from train.config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
 from train.rounds.distil import Actor, averaged_prior, fit, read_labels
 from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
 from train.rounds.labels import DEFAULT_TABLES, make_labels
+from train.run_folder import curve
 from train.run_folder.progress import Progress, duration
 from train.run_folder.state_checks import weights_like
 from train.run_folder.state_file import regular_file

@@ -63,8 +63,8 @@ from allfours_env.rules import parse_rule_options
 from allfours_env.vector import VectorGame
 from eval.run_lock import RunInUseError, RunLock
 
-from train.run_folder.outputs import write_failed
 from train.config import MAX_WORKERS, check_range
+from train.ray_cluster import ClusterError
 from train.rounds.label_set import (
     LabelSetError,
     LabelSettings,
@@ -80,8 +80,8 @@ from train.rounds.label_set import (
     write_shard_of_parts,
 )  # fmt: skip
 from train.rounds.labels_ray import check_address, make_parts_on_ray
+from train.run_folder.outputs import write_failed
 from train.run_folder.progress import Progress
-from train.ray_cluster import ClusterError
 
 DEFAULT_TABLES = 16  # one arena of 16 matches gives about 2,500 decisions with a choice
 SPREAD = 4  # record at least this many decisions with a choice per label drawn

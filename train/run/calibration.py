@@ -35,13 +35,13 @@ import torch
 from agents.policy import save_weights, weights_from_policy
 from eval import evaluate
 
-from train.rounds import expert_iteration as ei
 from train import imitation
 from train.config import TrainConfig
+from train.ppo.overlap import OverlappedMaskablePPO
+from train.rounds import expert_iteration as ei
 from train.rounds.distil import Actor, Labels, SparseRows, fit, read_labels
 from train.rounds.label_set import FILE_SETTINGS
 from train.rounds.labels import make_labels
-from train.ppo.overlap import OverlappedMaskablePPO
 
 RECORD_DECISIONS = 4096  # four of the imitation fit's batches (batch_size 1024)
 LABELS = 8  # a label takes tens of ms with the default search

@@ -22,10 +22,10 @@ def train_config(
     from agents.shared.processes import USAGE_EXIT
     from eval.run_lock import RunInUseError
 
-    from train.run_folder.checkpoints import ResumeError, WriteFailed
     from train.config import ConfigError, check_memory, config_name
-    from train.run_folder.progress import Progress
+    from train.run_folder.checkpoints import ResumeError, WriteFailed
     from train.run_folder.folder import hold_run
+    from train.run_folder.progress import Progress
 
     try:
         check_memory(config)
@@ -33,7 +33,8 @@ def train_config(
         try:
             with hold_run(config, resume):
                 with progress.phase("starting (loading torch and SB3)"):
-                    from train.run.pipeline import train_in_held_run  # torch and SB3 load only now, with the run folder held
+                    # torch and SB3 load only now, with the run folder held
+                    from train.run.pipeline import train_in_held_run
 
                 final = train_in_held_run(
                     config, resume, progress, extend=extend, source=config_name(source), address=address

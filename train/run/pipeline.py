@@ -15,10 +15,10 @@
    Then, with ``distil_labels``, rounds of expert iteration turn the actor into a student of
    search, and ``step_labels`` takes one step more from the last (:mod:`train.rounds.expert_iteration`:
    label, fit, evaluate; ``rounds.csv`` and ``expert_iteration.png``).
-4. Learn (:mod:`train.ppo.trainer`). Between two PPO updates, its :class:`Trainer` sends the new weights to the league, takes
-   snapshots, runs duplicate evaluations through the ``eval`` library, writes checkpoints and
-   prints progress; with ``max_minutes``, learning ends at the first update after the run has
-   taken that long (a resumed run counts its earlier minutes).
+4. Learn (:mod:`train.ppo.trainer`). Between two PPO updates, its :class:`Trainer` sends the
+   new weights to the league, takes snapshots, runs duplicate evaluations through the ``eval``
+   library, writes checkpoints and prints progress; with ``max_minutes``, learning ends at the
+   first update after the run has taken that long (a resumed run counts its earlier minutes).
 5. Save ``start.npz`` (the actor PPO started from) at PPO's first step; at the end ``final.zip``
    (SB3) and ``final.npz`` (the actor alone, for ``agents.make``), and draw the learning curve
    (``learning_curve.png``, from ``evaluations.csv``; :mod:`train.run_folder.curve`).
@@ -56,8 +56,6 @@ from agents.shared.atomic_file import atomic_path
 from agents.shared.processes import caught_stop, exit_code, interrupts_deferred, one_blas_thread, stop_name
 from train import imitation
 from train.config import TrainConfig, check_memory, init_weights, load_config
-from train.run import calibration
-from train.run import plan as run_plan
 from train.ppo.fine_tune import GATE_FILE, keep_the_better
 from train.ppo.network import set_actor
 from train.ppo.pull import Pull
@@ -74,6 +72,8 @@ from train.ppo.trainer import (
     steps_collected,
 )  # fmt: skip
 from train.rounds import expert_iteration
+from train.run import calibration
+from train.run import plan as run_plan
 from train.run_folder import curve, run_time
 from train.run_folder.checkpoints import (
     RUN_CONFIG_FILE, ResumeError, TrainingInterrupted, WriteFailed, candidates, check_extension, newest_intact,

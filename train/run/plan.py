@@ -30,13 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from train.rounds import expert_iteration as ei
-from train.run_folder.checkpoints import candidates, checkpoint_step
 from train.config import TrainConfig
+from train.rounds import expert_iteration as ei
 from train.rounds.label_set import LabelSettings, rows_on_disk
 from train.rounds.labels import PART_ROWS, labelling_work
-from train.run_folder.progress import Measured, duration
 from train.run.rates import KeptRates
+from train.run_folder.checkpoints import candidates, checkpoint_step
+from train.run_folder.progress import Measured, duration
 
 
 THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"

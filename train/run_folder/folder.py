@@ -30,8 +30,8 @@ from typing import Any
 
 from eval.run_lock import RunLock
 
-from train.run_folder.checkpoints import ResumeError, candidates, say, write_run_config
 from train.config import ConfigError
+from train.run_folder.checkpoints import ResumeError, candidates, say, write_run_config
 
 FINAL_FILES = ("final.zip", "final.npz")
 # what an abandoned start may have left (removed when the run starts again); other files are never touched
