@@ -441,20 +441,18 @@ def _parser() -> argparse.ArgumentParser:
         "(without), history (advised and the deal's public history); with --init, its network widened to it",
     )  # fmt: skip
     parser.add_argument(
-        "--temperature", type=float, default=0.01,
-        help=f"of the softmax over searched values (default 0.01; {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}); "
-        "0: the action search played",
-    )  # fmt: skip
-    parser.add_argument(
         "--loss", choices=("cross_entropy", "logits", "advantage"), default="cross_entropy",
         help="cross_entropy toward the targets; logits: regress each legal logit on its value above the mean / "
         "temperature; advantage: toward the --init network's policy tilted by exp(value / tau)",
     )  # fmt: skip
-    parser.add_argument(
-        "--tau", type=float, default=0.01,
-        help=f"the advantage loss's temperature, a chance of the match (default 0.01; {MIN_TEMPERATURE:g}.."
-        f"{MAX_TEMPERATURE:g}): an action that much better weighs e times more than the prior gives it",
-    )  # fmt: skip
+    temperatures = {  # flag -> what it is (both default 0.01, in MIN_TEMPERATURE..MAX_TEMPERATURE)
+        "--temperature": "of the softmax over searched values; 0: the action search played",
+        "--tau": "the advantage loss's temperature, a chance of the match: an action that much better weighs e "
+        "times more than the prior gives it",
+    }
+    for flag, meaning in temperatures.items():
+        bounds = f"{MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}"
+        parser.add_argument(flag, type=float, default=0.01, help=f"{meaning} (default 0.01; {bounds})")
     parser.add_argument(
         "--prior-suits", type=int, choices=sorted(RELABELLINGS), default=1,
         help="the advantage loss's prior: the starting network averaged over this many suit relabellings "
