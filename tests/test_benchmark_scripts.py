@@ -24,6 +24,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
         ("regret_ceiling.py", ["--rollout", "nosuch"], "search option rollout must be one of"),
         ("label_noise.py", ["/no/such/labels"], "/no/such/labels is not a label set"),
         ("review_bots.py", ["/no/such/review.json"], "No such file or directory"),
+        ("deep_monte_carlo.py", ["--out", "/no/such/run", "--resume"], "--resume: /no/such/run holds no q.npz"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(script, argv, message):
