@@ -86,7 +86,7 @@ from .actions import check_options, check_seed
 from .arena import Arena, owner_code
 from .cards import N_SEATS
 from .checks import in_range, like
-from .engine import EPISODES, N_ACTIONS
+from .engine import N_ACTIONS
 from .match import Bot
 from .observation import observation_high
 from .rewards import REWARD_MODES, equity_for, points_scale, team_gain
@@ -174,9 +174,8 @@ class AllFoursVectorEnv(VectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_TABLES:
             raise ValueError(f"num_envs must be a positive integer up to {MAX_TABLES:,}, got {num_envs!r}")
-        for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if reward not in REWARD_MODES:  # (episode: VectorGame refuses a bad one)
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         number = not isinstance(reward_scale, bool) and isinstance(reward_scale, int | float)
         if not (reward_scale == TARGET_SCALE or number and 0 < reward_scale <= 1e6):
             raise ValueError(
@@ -287,17 +286,11 @@ class AllFoursVectorEnv(VectorEnv):
     def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self.started:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(
-                f"actions must be an int array of shape ({self.num_envs},), one action id 0..55 per table; "
-                f"got {actions.dtype} {actions.shape}"
-            )
         game = self.game
         over, deals = game.is_over, game.deal_number  # (a given score may end a match at its first kick)
         resetting = over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         playing = ~resetting
-        points = game.step(actions.astype(np.int64), tables=playing)  # an illegal action raises, changing nothing
+        points = game.step(actions, tables=playing)  # a bad array or an illegal action raises, changing nothing
         self._pay(points, playing & ~over)  # (a table over since its reset was paid then)
         if resetting.any():
             self.pending[resetting] = 0.0
