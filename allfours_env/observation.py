@@ -264,7 +264,8 @@ class View:
             f"phase {self.phase}: dealer {seats[self.dealer]}, beggar {seats[self.beggar]}{lead}",
             f"hand {names(self.hand)}",
             f"kick {names([] if self.kick is None else [self.kick])}, set aside {names(self.kicks_aside)}, "
-            f"trump {'not fixed' if self.trump is None else SUIT_NAMES[self.trump]}; {', '.join(self.decided) or 'no decision'}",
+            f"trump {'not fixed' if self.trump is None else SUIT_NAMES[self.trump]}; "
+            f"{', '.join(self.decided) or 'no decision'}",
             "trick " + (", ".join(f"{seats[s]} {card_text(c)}" for s, c in self.trick_order) or "-"),
             "played " + "; ".join(f"{seats[r]} {names(cards)}" for r, cards in enumerate(self.played)),
             f"won: own team {names(self.won[0])}; other team {names(self.won[1])}",
