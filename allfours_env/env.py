@@ -128,7 +128,6 @@ from .render import render_text
 from .rewards import REWARD_MODES, equity_for, table_gain
 from .rules import Rules
 
-EPISODE_MODES = EPISODES
 AGENTS = tuple(f"player_{s}" for s in range(N_SEATS))
 SEAT_OF = {a: s for s, a in enumerate(AGENTS)}
 
@@ -196,8 +195,8 @@ class raw_env(AECEnv):
             render_seat = int(render_seat)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if episode not in EPISODE_MODES:
-            raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         self.rules = Rules.from_kwargs(**rules)
         self._equity = equity_for(reward, self.rules)  # "equity": the chances it pays from
         self.render_mode = render_mode

@@ -86,7 +86,7 @@ from .actions import check_options, check_seed
 from .arena import Arena, owner_code
 from .cards import N_SEATS
 from .checks import in_range, like
-from .engine import EPISODES, N_ACTIONS
+from .engine import N_ACTIONS
 from .match import Bot
 from .observation import observation_high
 from .rewards import REWARD_MODES, equity_for, points_scale, team_gain
@@ -110,14 +110,6 @@ def vector_env(num_envs: int, opponents: Any, **kwargs: Any) -> AllFoursVectorEn
     """An :class:`AllFoursVectorEnv` of ``num_envs`` tables against ``opponents``; full documentation:
     ``help(allfours_env.gym_vector)``. Bots by name: ``agents.vector_env``."""
     return AllFoursVectorEnv(num_envs, opponents, **kwargs)
-
-
-def check_team(team: Any) -> int | None:
-    """``team`` as the envs take it (0, 1 or None); a ValueError for anything else."""
-    is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
-    if not (team is None or is_int and team in (0, 1)):
-        raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
-    return None if team is None else int(team)  # a numpy integer counts as an int
 
 
 def _table_draws(source: Any, seats: int, what: str, n: int, make_bot: Callable[[str], Bot] | None) -> list[BotsDraw]:
@@ -174,9 +166,8 @@ class AllFoursVectorEnv(VectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_TABLES:
             raise ValueError(f"num_envs must be a positive integer up to {MAX_TABLES:,}, got {num_envs!r}")
-        for name, value, allowed in (("reward", reward, REWARD_MODES), ("episode", episode, EPISODES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if reward not in REWARD_MODES:  # (episode: VectorGame refuses a bad one)
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         number = not isinstance(reward_scale, bool) and isinstance(reward_scale, int | float)
         if not (reward_scale == TARGET_SCALE or number and 0 < reward_scale <= 1e6):
             raise ValueError(
@@ -189,7 +180,10 @@ class AllFoursVectorEnv(VectorEnv):
         if autoreset_mode not in AUTORESET_MODES:
             raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}")
         self.num_envs = n = int(num_envs)
-        self.fixed_team = check_team(team)
+        is_int = isinstance(team, int | np.integer) and not isinstance(team, bool)  # not 0.0, not True
+        if not (team is None or is_int and team in (0, 1)):
+            raise ValueError(f"team must be 0 (seats 0, 2), 1 (seats 1, 3) or None (drawn at each reset), got {team!r}")
+        self.fixed_team = None if team is None else int(team)  # a numpy integer counts as an int
         self.opponents, self.partner = opponents, partner  # as given (e.g. a league the trainer updates)
         self.game = VectorGame(n, episode=episode, rules=rules, **rule_kwargs)  # bad rules raise here
         self.rules = self.game.rules
@@ -227,7 +221,7 @@ class AllFoursVectorEnv(VectorEnv):
         self.team = np.zeros(n, dtype=np.int64)
         self.key = np.zeros((n, KEY_WORDS), dtype=np.uint64)  # each table's seed, as a SeedSequence's words
         self.episodes = np.zeros(n, dtype=np.int64)  # episodes each table has started since it was seeded
-        self.arena = Arena(self.game, on_step=self._bots_moved, compiled=True)
+        self.arena = Arena(self.game, on_step=self._pay, compiled=True)  # (the learner is paid as bots move)
         self.pending = np.zeros(n)  # reward gathered since the learner's last step at each table
         self._masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
         self.started = False
@@ -287,18 +281,12 @@ class AllFoursVectorEnv(VectorEnv):
     def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self.started:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(
-                f"actions must be an int array of shape ({self.num_envs},), one action id 0..55 per table; "
-                f"got {actions.dtype} {actions.shape}"
-            )
         game = self.game
         over, deals = game.is_over, game.deal_number  # (a given score may end a match at its first kick)
         resetting = over & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         playing = ~resetting
-        points = game.step(actions.astype(np.int64), tables=playing)  # an illegal action raises, changing nothing
-        self._pay(points, playing & ~over)  # (a table over since its reset was paid then)
+        points = game.step(actions, tables=playing)  # a bad array or an illegal action raises, changing nothing
+        self._pay(playing & ~over, points)  # (a table over since its reset was paid then)
         if resetting.any():
             self.pending[resetting] = 0.0
             self._begin(resetting, {})
@@ -308,8 +296,9 @@ class AllFoursVectorEnv(VectorEnv):
         ended = game.is_over & playing
         reward = np.where(playing, self.pending, 0.0)
         self.pending[playing] = 0.0
-        if ended.any():
-            self._end_info(info, ended)
+        if ended.any():  # the end's scores, team and deals, with Gymnasium's _key masks
+            for key, values in (("scores", game.scores), ("team", self.team.copy()), ("deals", game.deal_number)):
+                info[key], info[f"_{key}"] = values, ended.copy()
         observations = self._observe()
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             finals = np.empty(self.num_envs, dtype=object)  # as SyncVectorEnv gathers them
@@ -458,7 +447,7 @@ class AllFoursVectorEnv(VectorEnv):
             self.arena.forget_unseated()
         streams = np.zeros(self.num_envs, dtype=np.uint64)
         streams[starting] = _mix(~words)
-        self._pay(self.game.restart(tables, [options] * self.num_envs if options else None, streams), tables)
+        self._pay(tables, self.game.restart(tables, [options] * self.num_envs if options else None, streams))
 
     def _pass_over(self, started: np.ndarray) -> None:
         """Begin the next episode, as often as it takes, at each of the tables that just ``started``
@@ -471,22 +460,12 @@ class AllFoursVectorEnv(VectorEnv):
             self.arena.run()
             over &= self.game.is_over
 
-    def _bots_moved(self, moved: np.ndarray, points: np.ndarray) -> None:
-        """The arena's hook after each step of the bots: pay the learner."""
-        self._pay(points, moved)
-
-    def _pay(self, points: np.ndarray, tables: np.ndarray) -> None:
+    def _pay(self, tables: np.ndarray, points: np.ndarray) -> None:
         """Add what the learner's team gained at ``tables`` (points (n, 2) of one step or start,
-        zero at the tables that did not move)."""
+        zero at the tables that did not move); also the arena's hook after each step of the bots."""
         sign = np.where(self.team == 0, self.reward_scale, -self.reward_scale)
         gain = team_gain(points, self.game.winner, tables, self.reward_mode, self.game.scores, self._equity)
         self.pending += gain * sign
-
-    def _end_info(self, info: dict[str, Any], ended: np.ndarray) -> None:
-        game = self.game
-        for key, values in (("scores", game.scores), ("team", self.team.copy()), ("deals", game.deal_number)):
-            info[key] = values
-            info[f"_{key}"] = ended.copy()
 
     def _observe(self) -> Any:
         """Each table's observation for its learner seat to act (its team's first seat once over)."""

@@ -122,11 +122,6 @@ STATE_LAYOUT = (("hands", 4 * 52), ("stock", 52), ("to_act", 4), ("seat0_observa
 STATE_SIZE = sum(size for _, size in STATE_LAYOUT)
 
 
-def _unpack(bits: int, n_bits: int, n_bytes: int) -> np.ndarray:
-    raw = np.frombuffer(bits.to_bytes(n_bytes, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little", count=n_bits)
-
-
 _KICK = LAYOUT["kick"].offset
 _KICKS_ASIDE = LAYOUT["kicks_aside"].offset
 _TABLE = LAYOUT["table"].offset
@@ -216,7 +211,9 @@ def encode_state(game: Game) -> np.ndarray:
     if game.current >= 0:
         bits |= 1 << (5 * N_CARDS + game.current)
     n_bits = 5 * N_CARDS + N_SEATS
-    return np.concatenate([_unpack(bits, n_bits, (n_bits + 7) // 8).astype(np.float32), encode(game, 0)])
+    raw = np.frombuffer(bits.to_bytes((n_bits + 7) // 8, "little"), dtype=np.uint8)
+    flags = np.unpackbits(raw, bitorder="little", count=n_bits)
+    return np.concatenate([flags.astype(np.float32), encode(game, 0)])
 
 
 # ---------------------------------------------------------------- decoding
@@ -263,13 +260,12 @@ class View:
             return " ".join(map(card_text, cards)) or "-"
 
         lead = f", {seats[self.leader]} to lead the trick" if self.leader is not None and not self.table else ""
-        decided = [name for name, done in (("stood", self.stood), ("begged", self.begged),
-                                           ("gave one", self.gave_one), ("ran the pack", self.ran)) if done]  # fmt: skip
         return "\n".join([
             f"phase {self.phase}: dealer {seats[self.dealer]}, beggar {seats[self.beggar]}{lead}",
             f"hand {names(self.hand)}",
             f"kick {names([] if self.kick is None else [self.kick])}, set aside {names(self.kicks_aside)}, "
-            f"trump {'not fixed' if self.trump is None else SUIT_NAMES[self.trump]}; {', '.join(decided) or 'no decision'}",
+            f"trump {'not fixed' if self.trump is None else SUIT_NAMES[self.trump]}; "
+            f"{', '.join(self.decided) or 'no decision'}",
             "trick " + (", ".join(f"{seats[s]} {card_text(c)}" for s, c in self.trick_order) or "-"),
             "played " + "; ".join(f"{seats[r]} {names(cards)}" for r, cards in enumerate(self.played)),
             f"won: own team {names(self.won[0])}; other team {names(self.won[1])}",
@@ -277,6 +273,12 @@ class View:
             f"Game points {self.game_points[0]}-{self.game_points[1]}",
             f"rules: {self.rules.changed() or 'the defaults'}",
         ])  # fmt: skip
+
+    @property
+    def decided(self) -> list[str]:
+        """This deal's decisions taken, in words: "stood", "begged", "gave one", "ran the pack"."""
+        done = (self.stood, self.begged, self.gave_one, self.ran)
+        return [word for word, taken in zip(("stood", "begged", "gave one", "ran the pack"), done) if taken]
 
     @property
     def hand(self) -> list[int]:

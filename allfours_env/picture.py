@@ -327,9 +327,7 @@ def _draw_kicks_and_trump(frame: Image.Image, draw: ImageDraw.ImageDraw, view: V
 
 def _draw_status(frame: Image.Image, view: View, status: str) -> None:
     """Bottom left: the phase and this deal's decisions; under the trick: the status line."""
-    decided = [name for name, done in (("stood", view.stood), ("begged", view.begged),
-                                        ("gave one", view.gave_one), ("ran the pack", view.ran)) if done]
-    lines = [f"phase: {PHASE_TEXT[view.phase]}", *decided]
+    lines = [f"phase: {PHASE_TEXT[view.phase]}", *view.decided]
     top = FRAME_HEIGHT - MARGIN - len(lines) * LINE_HEIGHT
     for i, line in enumerate(lines):
         _text(frame, (MARGIN + 8, top + i * LINE_HEIGHT), line, TEXT_SIZE, DIM_TEXT)

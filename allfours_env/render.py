@@ -33,10 +33,8 @@ def render_text(view: View, seat: int, status: str = "") -> str:
     kick = card_text(view.kick) if view.kick is not None else "-"
     trump = f"{SUIT_SYMBOLS[view.trump]} {SUIT_NAMES[view.trump]}" if view.trump is not None else "not fixed"
     lines.append(f"Kick {kick}   set aside {_cards(view.kicks_aside)}   trump {trump}")
-    decided = [name for name, done in (("stood", view.stood), ("begged", view.begged),
-                                        ("gave one", view.gave_one), ("ran the pack", view.ran)) if done]
-    if decided:
-        lines.append("This deal: " + ", ".join(decided))
+    if view.decided:
+        lines.append("This deal: " + ", ".join(view.decided))
     if view.phase == "play":
         trick = ", ".join(f"player_{abs_seat(r)} {card_text(c)}" for r, c in view.trick_order) or "-"
         lines.append(f"Trick  {trick}   (led by player_{abs_seat(view.leader)})")

@@ -35,7 +35,6 @@ from .rules import Rules, parse_rule_value
 
 SEAT_NAMES = ("you", "right opponent", "partner", "left opponent")  # by relative seat
 TEAM_NAMES = ("us", "them")  # own team, other team
-_DECISION_WORDS = ("stood", "begged", "gave one", "ran the pack")  # View.stood, begged, gave_one, ran
 _PHASE_HELP = {
     "stand_or_beg": "the beggar stands (the kick's suit is trump) or begs",
     "give_or_run": "the dealer gives the beggar's team one point (the kick's suit is trump) or runs the pack",
@@ -74,7 +73,6 @@ def view_text(view: View) -> str:
     """The table as the seat of ``view`` sees it, in words (see the module docstring)."""
     changed = view.rules.changed()
     rules = ", ".join(f"{key}={value}" for key, value in changed.items())
-    decided = [word for word, done in zip(_DECISION_WORDS, (view.stood, view.begged, view.gave_one, view.ran)) if done]
     lines = [
         HEADER,
         f"Rules: the defaults except {rules}." if changed else "Rules: the defaults.",
@@ -84,7 +82,7 @@ def view_text(view: View) -> str:
         f"Kick: {_cards([] if view.kick is None else [view.kick])}. Kicks set aside by running the pack: "
         f"{_cards(view.kicks_aside)}.",
         f"Trump: {'not fixed yet' if view.trump is None else SUIT_NAMES[view.trump]}.",
-        f"Decisions this deal: {', '.join(decided) or 'none'}.",
+        f"Decisions this deal: {', '.join(view.decided) or 'none'}.",
         f"Your hand: {_cards(view.hand)}.",
     ]
     tricks = view.tricks

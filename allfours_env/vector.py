@@ -54,8 +54,6 @@ from .observation import OBS_SIZE, rules_block
 from .rules import KICK_POINTS, Rules, given_rules
 from .state_check import check_state
 
-EPISODE_MODES = EPISODES
-
 
 class KernelArrays(NamedTuple):
     """A VectorGame's state and buffers in the order the kernels take them (:meth:`VectorGame.step_arrays`)."""
@@ -123,8 +121,8 @@ class VectorGame:
     ) -> None:
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= MAX_TABLES:
             raise ValueError(f"n (the number of tables) must be an integer 1..{MAX_TABLES:,}, got {n!r}")
-        if episode not in EPISODE_MODES:
-            raise ValueError(f"episode must be one of {EPISODE_MODES}, got {episode!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if not isinstance(events, bool):
             raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
         self._build(int(n), given_rules(rules, rule_kwargs), episode, events)
@@ -177,7 +175,16 @@ class VectorGame:
         decks, dealers, scores = self._starts(tables, options)
         if streams is not None:
             self._rng[tables] = np.asarray(streams, dtype=np.uint64)[tables]
-        return self._start(tables, dealers, scores, decks)
+        scratch = np.empty(N_CARDS, dtype=np.int8)
+
+        def permutation(t: int) -> np.ndarray:
+            k.shuffle(self._rng, t, scratch)
+            return scratch
+
+        for t in np.flatnonzero(tables & (dealers < 0)):  # a dealer of -1: drawn from the table's stream
+            dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: permutation(t))
+        self._queue_given(tables, decks)
+        return self._deal_first(tables, dealers, scores)
 
     def _starts(
         self, tables: np.ndarray, options: Sequence[dict | None] | None
@@ -201,22 +208,6 @@ class VectorGame:
                 decks[t], dealer, scores[t] = check_options(self.rules, options[t], f"options[{int(t)}]")
                 dealers[t] = -1 if dealer is None else dealer
         return decks, dealers, scores
-
-    def _start(
-        self, tables: np.ndarray, dealers: np.ndarray, scores: np.ndarray, decks: Sequence | dict[int, list]
-    ) -> np.ndarray:
-        """Start matches at ``tables`` with ``decks[t]`` given first; a dealer of -1 is drawn by
-        the first_dealer rule from the table's stream."""
-        scratch = np.empty(N_CARDS, dtype=np.int8)
-
-        def permutation(t: int) -> np.ndarray:
-            k.shuffle(self._rng, t, scratch)
-            return scratch
-
-        for t in np.flatnonzero(tables & (dealers < 0)):
-            dealers[t] = first_dealer(self.rules.first_dealer, lambda t=t: permutation(t))
-        self._queue_given(tables, decks)
-        return self._deal_first(tables, dealers, scores)
 
     def _queue_given(self, tables: np.ndarray, decks: Sequence | dict[int, list] | None) -> None:
         """Empty the deck queues of ``tables`` (matches about to start) and queue ``decks[t]``."""
@@ -252,16 +243,12 @@ class VectorGame:
     def _give_each(self, tables: np.ndarray, decks: np.ndarray) -> None:
         """Queue ``decks[i]`` (checked already) for table ``tables[i]`` (distinct tables)."""
         counts = self._n_given[tables]
-        self._make_room(int(counts.max()) + 1)
-        self._given[tables, counts] = decks
-        self._n_given[tables] = counts + 1
-
-    def _make_room(self, decks: int) -> None:
-        """Room in the deck queues for ``decks`` decks a table (they grow by doubling)."""
-        if decks > self._given.shape[1]:
-            grown = np.zeros((self.n, max(4, 2 * decks), N_CARDS), dtype=np.int8)
+        if counts.max() >= self._given.shape[1]:  # no room left: the deck queues grow by doubling
+            grown = np.zeros((self.n, max(4, 2 * (int(counts.max()) + 1)), N_CARDS), dtype=np.int8)
             grown[:, : self._given.shape[1]] = self._given
             self._given = grown
+        self._given[tables, counts] = decks
+        self._n_given[tables] = counts + 1
 
     def decks_waiting(self) -> np.ndarray:
         """int64 (n,): the given decks each table's later deals have not taken yet (-1: a deal
@@ -443,7 +430,7 @@ class VectorGame:
         return f"table {table}: player_{seat} cannot take action {what} now ({phase}); legal: {legal}; no table changed"
 
 
-__all__ = ["EPISODE_MODES", "VectorGame", "rule_params"]
+__all__ = ["VectorGame", "rule_params"]
 
 
 def event_of(row: list[int]) -> Event:

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -106,14 +107,6 @@ def timed_matches(play: Callable[[Game, random.Random], int], seconds: float, se
         decisions += play(Game(rules, rng), pick)
         episodes += 1
     return decisions, episodes, time.perf_counter() - start
-
-
-def bench_engine(seconds: float, seed: int = 0) -> Result:
-    return timed_matches(plain_match, seconds, seed)
-
-
-def bench_engine_observed(seconds: float, seed: int = 0) -> Result:
-    return timed_matches(observed_match, seconds, seed)
 
 
 def bench_openspiel_euchre(seconds: float, seed: int = 0) -> Result:
@@ -226,7 +219,8 @@ def main() -> None:
             runs[f"allfours env() at {commit_of(args.baseline)}"] = baseline_run(args.baseline)
         except ValueError as error:
             parser.error(f"--baseline {args.baseline}: {error}")
-    runs.update({"allfours raw engine": bench_engine, ENGINE_OBSERVED: bench_engine_observed, **peer_runs()})
+    engine, observed = partial(timed_matches, plain_match), partial(timed_matches, observed_match)
+    runs.update({"allfours raw engine": engine, ENGINE_OBSERVED: observed, **peer_runs()})
     for run in runs.values():
         run(0.2)  # warm-up, untimed
     results = dict.fromkeys(runs, (0, 0, 0.0))

@@ -148,14 +148,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if len(args.bots) < 2:
-        parser.error(f"need at least 2 bots to compare, got {len(args.bots)}: {' '.join(args.bots)}")
     if args.log_boards is not None and args.logs is None:
         parser.error("--log-boards goes with --logs DIR (the folder of the match logs)")
     args.log_boards = args.log_boards or DEFAULT_LOG_BOARDS
     created: list[Path] = []
     try:
-        plan = plan_round_robin(  # builds each bot once: a bad spec or option is refused here
+        plan = plan_round_robin(  # builds each bot once: fewer than 2, a bad spec or option is refused here
             args.bots,
             boards=args.boards,
             rules=parse_rule_options(args.rule),
@@ -164,8 +162,12 @@ def _main(argv: Sequence[str] | None) -> int:
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )
-        if args.logs is not None:
-            _check_logs(len(plan.pairs) * min(args.log_boards, args.boards))
+        logged = len(plan.pairs) * min(args.log_boards, args.boards)
+        if args.logs is not None and logged > MAX_LOG_BOARDS:
+            raise ValueError(
+                f"--logs would log {logged:,} boards (--log-boards for each pair), more than {MAX_LOG_BOARDS:,} in "
+                "all: lower --log-boards"
+            )
         created = check_out_dir(args.out)
         if args.logs is not None:
             created += check_out_dir(args.logs, "--logs")  # writable now, not after the whole evaluation
@@ -183,15 +185,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit:  # refused before any play (a journal that does not fit, a folder in use): no folder left
         _remove(created)
         raise
-
-
-def _check_logs(boards: int) -> None:
-    """Refuse to log more than MAX_LOG_BOARDS boards in all (ValueError)."""
-    if boards > MAX_LOG_BOARDS:
-        raise ValueError(
-            f"--logs would log {boards:,} boards (--log-boards for each pair), more than {MAX_LOG_BOARDS:,} in all: "
-            "lower --log-boards"
-        )
 
 
 def _remove(created: list[Path]) -> None:

@@ -24,7 +24,7 @@ from allfours_env.rules import Rules
 from allfours_env.vector import VectorGame
 
 from .boards import MATCHES_PER_BOARD, Board
-from .play import _AWARD_INDEX, _DECISION_INDEX, N_SIDES, BoardRecord, MatchRecord, outcome
+from .play import _AWARD_INDEX, _DECISION_INDEX, N_SIDES, BoardRecord, MatchRecord, outcome, per_side
 
 BotFactory = Callable[[], Bot]
 # event code -> index in the record's award / decision tuples (-1: not one)
@@ -110,11 +110,6 @@ def _record(scores: np.ndarray, deals: int, arena: Arena, tally: _Tally, t: int)
     """Table ``t``'s match as the pair sees it (as :func:`eval.play.match_record` reads a game)."""
     a_team = int(tally.a_team[t])
     points = (int(scores[a_team]), int(scores[1 - a_team]))
-    side_of_seat = [int(seat % 2 != a_team) for seat in range(N_SEATS)]
-    think, moves = [0.0, 0.0], [0, 0]
-    for seat in range(N_SEATS):
-        think[side_of_seat[seat]] += float(arena.think_seconds[t, seat])
-        moves[side_of_seat[seat]] += int(arena.moves[t, seat])
     return MatchRecord(
         a_team=a_team,
         a_score=outcome(points),
@@ -122,6 +117,6 @@ def _record(scores: np.ndarray, deals: int, arena: Arena, tally: _Tally, t: int)
         deals=deals,
         awards=tuple(tuple(int(x) for x in tally.awards[t, side]) for side in range(N_SIDES)),
         decisions=tuple(tuple(int(x) for x in tally.decisions[t, side]) for side in range(N_SIDES)),
-        think_seconds=(think[0], think[1]),
-        moves=(moves[0], moves[1]),
+        think_seconds=per_side(arena.think_seconds[t].tolist(), a_team),
+        moves=per_side(arena.moves[t].tolist(), a_team),
     )

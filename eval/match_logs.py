@@ -20,8 +20,8 @@ from allfours_env.cards import N_SEATS
 from allfours_env.match import Match
 
 from .api import Plan
-from .boards import MATCHES_PER_BOARD, make_board
-from .play import new_game
+from .boards import make_board
+from .play import board_games
 
 SEATS_PER_TEAM = 2
 
@@ -40,11 +40,7 @@ def write_match_logs(plan: Plan, folder: Path, boards: int) -> list[Path]:
         b_bots = [plan.factories[b]() for _ in range(SEATS_PER_TEAM)]
         for board_id in list(plan.boards)[:boards]:
             board = make_board(board_id, plan.rules)
-            for a_team in range(MATCHES_PER_BOARD):
-                seat_bots = [(a_bots if seat % 2 == a_team else b_bots)[seat // 2] for seat in range(N_SEATS)]
-                for seat, bot in enumerate(seat_bots):
-                    bot.reset(board.bot_seeds[seat])
-                game = new_game(board, plan.rules, plan.episode)
+            for a_team, seat_bots, game in board_games(board, a_bots, b_bots, plan.rules, plan.episode):
                 recorder = Recorder(game)
                 Match(game, seat_bots, on_event=recorder).run()
                 players = [plan.names[a] if seat % 2 == a_team else plan.names[b] for seat in range(N_SEATS)]

@@ -10,7 +10,7 @@ analyses that need more than the record.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,14 +132,21 @@ class BoardRecord:
         return diff / sum(m.deals for m in self.matches)
 
 
-def new_game(board: Board, rules: Rules, episode: str) -> Game:
-    """The engine for one match (or deal) of ``board``: its decks and its first dealer."""
-    return Game(rules, board.deck_rng(), dealer=board.dealer, episode=episode)
+def board_games(
+    board: Board, a_bots: Sequence[Bot], b_bots: Sequence[Bot], rules: Rules, episode: str
+) -> Iterator[tuple[int, list[Bot], Game]]:
+    """Each match (or deal) of ``board``, A on team 0 then on team 1: ``(a_team, the bot of each
+    seat, reset with the board's seed for that seat, the engine with the board's decks and first dealer)``."""
+    for a_team in range(MATCHES_PER_BOARD):
+        seat_bots = [(a_bots if seat % 2 == a_team else b_bots)[seat // 2] for seat in range(N_SEATS)]
+        for seat, bot in enumerate(seat_bots):
+            bot.reset(board.bot_seeds[seat])
+        yield a_team, seat_bots, Game(rules, board.deck_rng(), dealer=board.dealer, episode=episode)
 
 
-def match_record(game: Game, a_team: int, match: Match | None = None) -> MatchRecord:
+def match_record(game: Game, a_team: int, match: Match) -> MatchRecord:
     """Summarize a finished game for the pair, bot A having played team ``a_team`` (with the
-    bots' think times if the ``match`` that played it is given)."""
+    bots' think times from the ``match`` that played it)."""
     awards = [[0] * len(AWARD_KINDS) for _ in range(N_SIDES)]
     decisions = [[0] * len(DECISION_KINDS) for _ in range(N_SIDES)]
     for event in game.events:
@@ -158,12 +165,12 @@ def match_record(game: Game, a_team: int, match: Match | None = None) -> MatchRe
         deals=game.deal_number,
         awards=(tuple(awards[SIDE_A]), tuple(awards[SIDE_B])),
         decisions=(tuple(decisions[SIDE_A]), tuple(decisions[SIDE_B])),
-        think_seconds=_per_side(match.think_seconds, a_team) if match else (0.0, 0.0),
-        moves=_per_side(match.moves, a_team) if match else (0, 0),
+        think_seconds=per_side(match.think_seconds, a_team),
+        moves=per_side(match.moves, a_team),
     )
 
 
-def _per_side(per_seat: Sequence, a_team: int) -> tuple:
+def per_side(per_seat: Sequence, a_team: int) -> tuple:
     """Per-seat values summed per side (A's team first)."""
     sides = [0, 0]
     for seat, value in enumerate(per_seat):
@@ -190,11 +197,7 @@ def play_board(
     if not isinstance(board, Board):
         board = make_board(board, rules)
     matches = []
-    for a_team in range(MATCHES_PER_BOARD):
-        seat_bots = [(a_bots if seat % 2 == a_team else b_bots)[seat // 2] for seat in range(N_SEATS)]
-        for seat, bot in enumerate(seat_bots):
-            bot.reset(board.bot_seeds[seat])
-        game = new_game(board, rules, episode)
+    for a_team, seat_bots, game in board_games(board, a_bots, b_bots, rules, episode):
         match = Match(game, seat_bots, on_decision, on_event)
         match.run()
         matches.append(match_record(game, a_team, match))

@@ -37,18 +37,11 @@ def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else math.nan
 
 
-def _json_ready(result: Any, names: Sequence[str]) -> dict[str, Any]:
-    """The attributes ``names`` of ``result`` as JSON-ready values: a tuple as a list, a result
-    of its own (:class:`BotStats`) as its ``to_dict()``."""
-    out = {}
-    for name in names:
-        value = getattr(result, name)
-        if isinstance(value, tuple):
-            value = list(value)
-        elif hasattr(value, "to_dict"):
-            value = value.to_dict()
-        out[name] = value
-    return out
+def _fields(result: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The attributes ``names`` of ``result``, a result of its own (:class:`BotStats`) as its
+    ``to_dict()`` (:func:`eval.report.to_json` makes tuples lists, NaN null)."""
+    values = {name: getattr(result, name) for name in names}
+    return {name: value.to_dict() if hasattr(value, "to_dict") else value for name, value in values.items()}
 
 
 # What BotStats.to_dict gives, in this order: the shares and rates, the counts they come from, the time
@@ -104,7 +97,7 @@ class BotStats:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_ready(self, _BOT_STATS_KEYS)
+        return _fields(self, _BOT_STATS_KEYS)
 
 
 @dataclass(frozen=True)
@@ -131,8 +124,8 @@ class PairResult:
     board_points: tuple[float, ...] = field(repr=False, default=())  # per board pair: points a deal, A's less B's
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything but the per-board figures, as JSON-ready values."""
-        return _json_ready(self, [f.name for f in fields(self) if f.name not in ("board_scores", "board_points")])
+        """Everything but the per-board figures."""
+        return _fields(self, [f.name for f in fields(self) if f.name not in ("board_scores", "board_points")])
 
 
 @dataclass(frozen=True)
