@@ -508,7 +508,7 @@ class SearchBot(SeededBot):
         for worlds, masks, action in self._replayed(position, decks, (1, 3)):
             asked = np.flatnonzero(agree & (masks.sum(axis=1) > 1))
             if len(asked):
-                agree[asked] = self._model_actions(worlds.observe(tables=asked), masks[asked]) == action
+                agree[asked] = act_rows(self._opponents, worlds.observe(tables=asked), masks[asked]) == action
             if not agree.any():
                 break  # (no world left to replay)
         return agree
@@ -528,10 +528,6 @@ class SearchBot(SeededBot):
             if worlds.current[0] in seats:
                 yield worlds, worlds.legal_mask(), action
             worlds.step(np.full(n, action, dtype=np.int64))
-
-    def _model_actions(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The opponents' model's action for each row, in one call if it is a batch bot."""
-        return act_rows(self._opponents, observations, masks)
 
     def play_out(self, position: Position, actions: np.ndarray, decks: list[list[int]]) -> np.ndarray:
         """Each action played out in the world of each deck (dealt as :func:`world_deck` deals
