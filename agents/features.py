@@ -289,18 +289,14 @@ def batch_policy_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarra
     return out
 
 
-def _compact_pieces() -> tuple[tuple[str, int], ...]:
-    return (
-        *((name, LAYOUT[name].size) for name in ("hand", "kick", "won")),
-        ("table", N_CARDS),
-        ("state", OBS_SIZE - LAYOUT["trump"].offset),
-        *((name, N_CARDS) for name in _COMPACT_CARD_FEATURES),
-        ("globals", len(GLOBAL)),
-    )
-
-
 _COMPACT_CARD_FEATURES = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner")
-COMPACT_PIECES = _compact_pieces()  # (name, size) in order
+COMPACT_PIECES = (  # (name, size) in order
+    *((name, LAYOUT[name].size) for name in ("hand", "kick", "won")),
+    ("table", N_CARDS),
+    ("state", OBS_SIZE - LAYOUT["trump"].offset),
+    *((name, N_CARDS) for name in _COMPACT_CARD_FEATURES),
+    ("globals", len(GLOBAL)),
+)
 COMPACT_SIZE = sum(size for _, size in COMPACT_PIECES)
 # where compact_input copies from: observation columns, then feature columns; the table is built
 _COMPACT_FROM_OBS = np.concatenate(

@@ -101,7 +101,7 @@ from typing import Any
 import numpy as np
 
 from allfours_env import decode
-from allfours_env.cards import N_SEATS, card_text
+from allfours_env.cards import N_SEATS
 from allfours_env.engine import DEAL_OVER
 from allfours_env.render import render_text
 from allfours_env.vector import VectorGame
@@ -109,6 +109,7 @@ from allfours_env.vector import VectorGame
 from ..search import Position, SearchBot
 from ..shared.atomic_file import atomic_path
 from .match_log import MatchLog, MatchLogError, Replay, read
+from .web.views import action_label
 
 FORMAT = "allfours-review"
 VERSION = 1
@@ -121,12 +122,6 @@ ACCURATE_WITHIN = 0.01  # a decision within this chance of the best counts as ac
 MAX_REVIEW_ACTIONS = 10_000  # actions in a reviewed log (a match to 100 points takes up to about 1,600)
 MAX_WORKERS = 8
 PROGRESS_SECONDS = 5.0  # a progress line at most this often (and at each tenth of the work)
-DECISION_WORDS = {52: "stand", 53: "beg", 54: "give one", 55: "run the pack"}
-
-
-def action_text(action: int) -> str:
-    """A card's text (``QH``) or a decision's words (``beg``)."""
-    return DECISION_WORDS.get(action) or card_text(action)
 
 
 def label_of(loss: float) -> str | None:
@@ -231,7 +226,7 @@ class DecisionReview(Move):
     def to_json(self) -> dict[str, Any]:
         rows = []
         for i, action in enumerate(self.actions):
-            row = {"action": action, "text": action_text(action), "value": self.values[i], "points": self.points[i],
+            row = {"action": action, "text": action_label(action), "value": self.values[i], "points": self.points[i],
                    "loss": max(self.values) - self.values[i]}  # fmt: skip
             if self.open_values is not None:
                 row.update(open_value=self.open_values[i], open_points=self.open_points[i],
@@ -239,13 +234,13 @@ class DecisionReview(Move):
             rows.append(row)
         out = {
             "step": self.step, "seat": self.seat, "team": self.seat % 2, "deal": self.deal, "phase": self.phase,
-            "scores": list(self.scores), "action": self.action, "text": action_text(self.action),
-            "best": self.best, "best_text": action_text(self.best), "value": self.value, "best_value": max(self.values),
+            "scores": list(self.scores), "action": self.action, "text": action_label(self.action),
+            "best": self.best, "best_text": action_label(self.best), "value": self.value, "best_value": max(self.values),
             "loss": self.loss, "points_lost": self.points_lost, "label": self.label, "worlds": self.worlds,
             "seconds": round(self.seconds, 4), "actions": rows, "table": self.table_text,
         }  # fmt: skip
         if self.open_values is not None:
-            out["open"] = {"best": self.open_best, "best_text": action_text(self.open_best), "loss": self.open_loss,
+            out["open"] = {"best": self.open_best, "best_text": action_label(self.open_best), "loss": self.open_loss,
                            "label": label_of(self.open_loss)}  # fmt: skip
         return out
 
@@ -652,7 +647,7 @@ def html_report(review: MatchReview) -> str:
         for d in flagged:
             parts.append(
                 f'<tr><td><a href="#move-{d.step}">{d.step + 1}</a></td><td>{d.deal}</td><td>player_{d.seat}</td>'
-                f"<td>{_esc(action_text(d.action))}</td><td>{_esc(action_text(d.best))}</td>"
+                f"<td>{_esc(action_label(d.action))}</td><td>{_esc(action_label(d.best))}</td>"
                 f'<td class="num">{_pct(d.value)}</td><td class="num">{_pct(max(d.values))}</td>'
                 f'<td class="num">{_pts(d.loss)}</td><td class="{d.label}">{d.label}</td></tr>'
             )
@@ -669,8 +664,8 @@ def html_report(review: MatchReview) -> str:
         label = f' <span class="{d.label}">{d.label}</span>' if d.label else ""
         parts.append(
             f'<details id="move-{d.step}"{" open" if d.label in ("mistake", "blunder") else ""}><summary>move {d.step + 1}, '
-            f"deal {d.deal}, player_{d.seat} ({_esc(log.players[d.seat])}): {_esc(action_text(d.action))}, "
-            f"{_pct(d.value)}{'' if d.action == d.best else f', best {_esc(action_text(d.best))} {_pct(max(d.values))}'}"
+            f"deal {d.deal}, player_{d.seat} ({_esc(log.players[d.seat])}): {_esc(action_label(d.action))}, "
+            f"{_pct(d.value)}{'' if d.action == d.best else f', best {_esc(action_label(d.best))} {_pct(max(d.values))}'}"
             f"{label}</summary><pre>{_esc(d.table_text)}</pre>"
         )
         head = '<tr><th>action</th><th class="num">chance</th><th class="num">lost</th><th class="num">deal points</th>'
@@ -681,7 +676,7 @@ def html_report(review: MatchReview) -> str:
         for i in order:
             action = d.actions[i]
             classes = " ".join(c for c, on in (("chosen", action == d.action), ("best", action == d.best)) if on)
-            row = (f'<tr class="{classes}"><td>{_esc(action_text(action))}{" (played)" if action == d.action else ""}</td>'
+            row = (f'<tr class="{classes}"><td>{_esc(action_label(action))}{" (played)" if action == d.action else ""}</td>'
                    f'<td class="num">{_pct(d.values[i])}</td><td class="num">{_pts(max(d.values) - d.values[i])}</td>'
                    f'<td class="num">{d.points[i]:+.2f}</td>')  # fmt: skip
             if d.open_values is not None:
@@ -712,7 +707,7 @@ def summary_lines(review: MatchReview) -> list[str]:
     for d in flagged:
         lines.append(
             f"  move {d.step + 1:>3}, deal {d.deal}, player_{d.seat} ({log.players[d.seat][:20]}): {d.label} "
-            f"{action_text(d.action)} {_pct(d.value)}, best {action_text(d.best)} {_pct(max(d.values))} "
+            f"{action_label(d.action)} {_pct(d.value)}, best {action_label(d.best)} {_pct(max(d.values))} "
             f"({_pts(d.loss)} points of chance)"
         )
     return lines
