@@ -109,7 +109,7 @@ from allfours_env.vector import VectorGame
 from ..search import Position, SearchBot
 from ..shared.atomic_file import atomic_path
 from .match_log import MatchLog, MatchLogError, Replay, read
-from .web.views import action_label
+from .web.views import action_label as action_text  # (a card, or a decision in words)
 
 FORMAT = "allfours-review"
 VERSION = 1
@@ -226,7 +226,7 @@ class DecisionReview(Move):
     def to_json(self) -> dict[str, Any]:
         rows = []
         for i, action in enumerate(self.actions):
-            row = {"action": action, "text": action_label(action), "value": self.values[i], "points": self.points[i],
+            row = {"action": action, "text": action_text(action), "value": self.values[i], "points": self.points[i],
                    "loss": max(self.values) - self.values[i]}  # fmt: skip
             if self.open_values is not None:
                 row.update(open_value=self.open_values[i], open_points=self.open_points[i],
@@ -234,13 +234,13 @@ class DecisionReview(Move):
             rows.append(row)
         out = {
             "step": self.step, "seat": self.seat, "team": self.seat % 2, "deal": self.deal, "phase": self.phase,
-            "scores": list(self.scores), "action": self.action, "text": action_label(self.action),
-            "best": self.best, "best_text": action_label(self.best), "value": self.value, "best_value": max(self.values),
+            "scores": list(self.scores), "action": self.action, "text": action_text(self.action),
+            "best": self.best, "best_text": action_text(self.best), "value": self.value, "best_value": max(self.values),
             "loss": self.loss, "points_lost": self.points_lost, "label": self.label, "worlds": self.worlds,
             "seconds": round(self.seconds, 4), "actions": rows, "table": self.table_text,
         }  # fmt: skip
         if self.open_values is not None:
-            out["open"] = {"best": self.open_best, "best_text": action_label(self.open_best), "loss": self.open_loss,
+            out["open"] = {"best": self.open_best, "best_text": action_text(self.open_best), "loss": self.open_loss,
                            "label": label_of(self.open_loss)}  # fmt: skip
         return out
 
@@ -647,7 +647,7 @@ def html_report(review: MatchReview) -> str:
         for d in flagged:
             parts.append(
                 f'<tr><td><a href="#move-{d.step}">{d.step + 1}</a></td><td>{d.deal}</td><td>player_{d.seat}</td>'
-                f"<td>{_esc(action_label(d.action))}</td><td>{_esc(action_label(d.best))}</td>"
+                f"<td>{_esc(action_text(d.action))}</td><td>{_esc(action_text(d.best))}</td>"
                 f'<td class="num">{_pct(d.value)}</td><td class="num">{_pct(max(d.values))}</td>'
                 f'<td class="num">{_pts(d.loss)}</td><td class="{d.label}">{d.label}</td></tr>'
             )
@@ -664,8 +664,8 @@ def html_report(review: MatchReview) -> str:
         label = f' <span class="{d.label}">{d.label}</span>' if d.label else ""
         parts.append(
             f'<details id="move-{d.step}"{" open" if d.label in ("mistake", "blunder") else ""}><summary>move {d.step + 1}, '
-            f"deal {d.deal}, player_{d.seat} ({_esc(log.players[d.seat])}): {_esc(action_label(d.action))}, "
-            f"{_pct(d.value)}{'' if d.action == d.best else f', best {_esc(action_label(d.best))} {_pct(max(d.values))}'}"
+            f"deal {d.deal}, player_{d.seat} ({_esc(log.players[d.seat])}): {_esc(action_text(d.action))}, "
+            f"{_pct(d.value)}{'' if d.action == d.best else f', best {_esc(action_text(d.best))} {_pct(max(d.values))}'}"
             f"{label}</summary><pre>{_esc(d.table_text)}</pre>"
         )
         head = '<tr><th>action</th><th class="num">chance</th><th class="num">lost</th><th class="num">deal points</th>'
@@ -676,7 +676,7 @@ def html_report(review: MatchReview) -> str:
         for i in order:
             action = d.actions[i]
             classes = " ".join(c for c, on in (("chosen", action == d.action), ("best", action == d.best)) if on)
-            row = (f'<tr class="{classes}"><td>{_esc(action_label(action))}{" (played)" if action == d.action else ""}</td>'
+            row = (f'<tr class="{classes}"><td>{_esc(action_text(action))}{" (played)" if action == d.action else ""}</td>'
                    f'<td class="num">{_pct(d.values[i])}</td><td class="num">{_pts(max(d.values) - d.values[i])}</td>'
                    f'<td class="num">{d.points[i]:+.2f}</td>')  # fmt: skip
             if d.open_values is not None:
@@ -707,7 +707,7 @@ def summary_lines(review: MatchReview) -> list[str]:
     for d in flagged:
         lines.append(
             f"  move {d.step + 1:>3}, deal {d.deal}, player_{d.seat} ({log.players[d.seat][:20]}): {d.label} "
-            f"{action_label(d.action)} {_pct(d.value)}, best {action_label(d.best)} {_pct(max(d.values))} "
+            f"{action_text(d.action)} {_pct(d.value)}, best {action_text(d.best)} {_pct(max(d.values))} "
             f"({_pts(d.loss)} points of chance)"
         )
     return lines
