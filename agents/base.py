@@ -127,13 +127,7 @@ def make(spec: str | os.PathLike) -> Bot:
         return ProgramBot(spec)
     name, sep, option_text = spec.partition(":")
     if name in _REGISTRY and (sep or spec == name):
-        options = parse_options(spec, option_text) if sep else {}
-        try:
-            return _REGISTRY[name](**options)
-        except TypeError as err:  # an option the bot does not take
-            raise ValueError(
-                f"bot {name!r} does not take the options {sorted(options)} ({err}); {options_named(_REGISTRY[name])}"
-            ) from None
+        return build(name, _REGISTRY[name], parse_options(spec, option_text) if sep else {})
     if Path(spec).suffix in (".zip", ".npz"):
         from .policy import PolicyBot
 
@@ -172,11 +166,16 @@ def vector_env(num_envs: int, opponents: Any, *, layout: int | None = None, **kw
     return AllFoursVectorEnv(num_envs, opponents, make_bot=make, policy_input=policy_input, **kwargs)
 
 
-def options_named(factory: Callable[..., Bot]) -> str:
-    """The options a bot's factory takes (its keyword parameters), for a message."""
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    names = [p.name for p in inspect.signature(factory).parameters.values() if p.kind in kinds]
-    return f"its options are {', '.join(names)}" if names else "it takes no options"
+def build(name: str, factory: Callable[..., Bot], options: dict[str, Any]) -> Bot:
+    """``factory(**options)``, the bot ``name``; a ValueError naming the options the factory takes (its
+    keyword parameters) if it does not take one of ``options``."""
+    try:
+        return factory(**options)
+    except TypeError as err:  # an option the bot does not take
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        names = [p.name for p in inspect.signature(factory).parameters.values() if p.kind in kinds]
+        takes = f"its options are {', '.join(names)}" if names else "it takes no options"
+        raise ValueError(f"bot {name!r} does not take the options {sorted(options)} ({err}); {takes}") from None
 
 
 def parse_options(spec: str, text: str) -> dict[str, int | float | bool | str]:

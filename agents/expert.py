@@ -47,7 +47,7 @@ from allfours_env.observation import OBS_SIZE
 from allfours_env.vector import VectorGame
 
 from . import hand_reading, rows
-from .base import Observation, legal_actions
+from .base import Observation
 from .hand_reading import (
     NEXT,
     PARTNER,
@@ -723,7 +723,6 @@ class ExpertBot:
         """Deterministic and without memory: the seed is not used."""
 
     def act(self, observation: Observation) -> int:
-        legal_actions(observation)  # a ValueError if nothing is legal
         obs, mask = observation["observation"], observation["action_mask"]
         return int(expert_actions(obs[None], np.asarray(mask)[None])[0])
 

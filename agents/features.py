@@ -59,6 +59,7 @@ kicks set aside, and the per-card features that restate the card (game value, ra
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -254,11 +255,13 @@ def check_batch(observations: np.ndarray, masks: np.ndarray) -> None:
         )
 
 
-def check_row(observation: np.ndarray, mask: np.ndarray) -> None:
+def _one_row(batch: Callable[..., np.ndarray], observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``batch`` (a ``batch_..._input``) of one observation and its action mask, checked as one row."""
     if not isinstance(observation, np.ndarray) or observation.shape != (OBS_SIZE,):
         raise ValueError(f"an observation must be an array of shape ({OBS_SIZE},), got {_shape(observation)}")
     if not isinstance(mask, np.ndarray) or mask.shape != (N_ACTIONS,):
         raise ValueError(f"an action mask must be an array of shape ({N_ACTIONS},), got {_shape(mask)}")
+    return batch(observation[None], mask[None])[0]
 
 
 def _shape(value: object) -> str:
@@ -289,18 +292,14 @@ def batch_policy_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarra
     return out
 
 
-def _compact_pieces() -> tuple[tuple[str, int], ...]:
-    return (
-        *((name, LAYOUT[name].size) for name in ("hand", "kick", "won")),
-        ("table", N_CARDS),
-        ("state", OBS_SIZE - LAYOUT["trump"].offset),
-        *((name, N_CARDS) for name in _COMPACT_CARD_FEATURES),
-        ("globals", len(GLOBAL)),
-    )
-
-
 _COMPACT_CARD_FEATURES = ("legal", "trump", "takes_trick_now", "unbeatable_in_suit", "sure_winner")
-COMPACT_PIECES = _compact_pieces()  # (name, size) in order
+COMPACT_PIECES = (  # (name, size) in order
+    *((name, LAYOUT[name].size) for name in ("hand", "kick", "won")),
+    ("table", N_CARDS),
+    ("state", OBS_SIZE - LAYOUT["trump"].offset),
+    *((name, N_CARDS) for name in _COMPACT_CARD_FEATURES),
+    ("globals", len(GLOBAL)),
+)
 COMPACT_SIZE = sum(size for _, size in COMPACT_PIECES)
 # where compact_input copies from: observation columns, then feature columns; the table is built
 _COMPACT_FROM_OBS = np.concatenate(
@@ -331,20 +330,17 @@ def batch_compact_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarr
 
 def compact_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The compact policy input of one observation and its action mask (see the module docstring)."""
-    check_row(observation, mask)
-    return batch_compact_input(observation[None], mask[None])[0]
+    return _one_row(batch_compact_input, observation, mask)
 
 
 def features(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The derived features (float32[N_FEATURES]) of one observation and its action mask."""
-    check_row(observation, mask)
-    return batch_features(observation[None], mask[None])[0]
+    return _one_row(batch_features, observation, mask)
 
 
 def policy_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """What a learned policy reads: the observation, then :func:`features`."""
-    check_row(observation, mask)
-    return batch_policy_input(observation[None], mask[None])[0]
+    return _one_row(batch_policy_input, observation, mask)
 
 
 # ---------------------------------------------------------------- the expert's advice (layout 3)
@@ -385,8 +381,7 @@ def batch_advised_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarr
 
 def advised_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Input layout 3 of one observation and its action mask."""
-    check_row(observation, mask)
-    return batch_advised_input(observation[None], mask[None])[0]
+    return _one_row(batch_advised_input, observation, mask)
 
 
 # ---------------------------------------------------------------- the public history (layout 4)
@@ -425,5 +420,4 @@ def batch_history_input(observations: np.ndarray, masks: np.ndarray) -> np.ndarr
 
 def history_input(observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Input layout 4 of one observation and its action mask."""
-    check_row(observation, mask)
-    return batch_history_input(observation[None], mask[None])[0]
+    return _one_row(batch_history_input, observation, mask)

@@ -444,29 +444,34 @@ class SearchBot(SeededBot):
         return kept if self.margin and values[best] - values[kept] <= self.margin else best
 
     def _budgeted(
-        self, position: Position, legal: np.ndarray, start: float, measure: Callable[..., np.ndarray] | None = None
+        self, position: Position, legal: np.ndarray, start: float, measure: Callable[..., np.ndarray] | None = None,
+        cap: int = 0,
     ) -> tuple[np.ndarray, int, int, float]:
         """Worlds searched in batches until ``self.ms`` from ``start`` are spent or all
         ``self.worlds`` are done: the first batch of :func:`even_batch` worlds, each next one sized
         by :func:`next_batch`. A batch starts only before the deadline, so the decision ends at
-        most one batch after it. ``measure(position, legal, n_worlds)``: :meth:`evaluate` (the
-        default) or :meth:`outcomes`, worlds on its second axis from the end. Returns its sums over
-        the worlds, worlds, batches, slowest batch's seconds."""
+        most one batch after it. Without a budget (``ms=0``) every world, in batches of ``cap``.
+        ``measure(position, legal, n_worlds)``: :meth:`evaluate` (the default) or :meth:`outcomes`,
+        worlds on its second axis from the end. Returns its sums over the worlds, worlds, batches,
+        slowest batch's seconds."""
         measure = self.evaluate if measure is None else measure
         deadline = start + self.ms / 1000.0
         totals: np.ndarray | float = 0.0
         done = batches = 0
         slowest = 0.0
-        batch = even_batch(self.worlds, len(legal))
+        batch = even_batch(self.worlds, len(legal)) if self.ms else min(cap, self.worlds)
         while True:
             began = time.perf_counter()
             searched = measure(position, legal, batch)
             totals = totals + searched.sum(axis=-2)
             now = time.perf_counter()
             done, batches, slowest = done + searched.shape[-2], batches + 1, max(slowest, now - began)
-            if done >= self.worlds or now >= deadline:
+            if done >= self.worlds or self.ms and now >= deadline:
                 return totals, done, batches, slowest
-            batch = next_batch(self.worlds - done, len(legal), done, now - start, deadline - now)
+            if not self.ms:
+                batch = min(cap, self.worlds - done)
+            else:
+                batch = next_batch(self.worlds - done, len(legal), done, now - start, deadline - now)
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
@@ -508,7 +513,7 @@ class SearchBot(SeededBot):
         for worlds, masks, action in self._replayed(position, decks, (1, 3)):
             asked = np.flatnonzero(agree & (masks.sum(axis=1) > 1))
             if len(asked):
-                agree[asked] = self._model_actions(worlds.observe(tables=asked), masks[asked]) == action
+                agree[asked] = act_rows(self._opponents, worlds.observe(tables=asked), masks[asked]) == action
             if not agree.any():
                 break  # (no world left to replay)
         return agree
@@ -528,10 +533,6 @@ class SearchBot(SeededBot):
             if worlds.current[0] in seats:
                 yield worlds, worlds.legal_mask(), action
             worlds.step(np.full(n, action, dtype=np.int64))
-
-    def _model_actions(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The opponents' model's action for each row, in one call if it is a batch bot."""
-        return act_rows(self._opponents, observations, masks)
 
     def play_out(self, position: Position, actions: np.ndarray, decks: list[list[int]]) -> np.ndarray:
         """Each action played out in the world of each deck (dealt as :func:`world_deck` deals
@@ -581,17 +582,8 @@ class SearchBot(SeededBot):
         start = time.perf_counter()
         legal = legal_actions(observation)
         position = Position.from_view(decode(observation))
-        if self.ms:
-            totals, done, batches, slowest = self._budgeted(position, legal, start, self.outcomes)
-        else:
-            per_batch = max(1, LARGE_BATCH_TABLES // len(legal))
-            totals, done, batches, slowest = np.zeros((2, len(legal))), 0, 0, 0.0
-            while done < self.worlds:
-                began = time.perf_counter()
-                searched = self.outcomes(position, legal, min(per_batch, self.worlds - done))
-                totals += searched.sum(axis=1)
-                done, batches = done + searched.shape[1], batches + 1
-                slowest = max(slowest, time.perf_counter() - began)
+        cap = max(1, LARGE_BATCH_TABLES // len(legal))
+        totals, done, batches, slowest = self._budgeted(position, legal, start, self.outcomes, cap)
         values, points = totals / done
         return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 

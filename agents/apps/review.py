@@ -88,7 +88,6 @@ import argparse
 import dataclasses
 import html
 import json
-import math
 import os
 import sys
 import time
@@ -102,14 +101,15 @@ from typing import Any
 import numpy as np
 
 from allfours_env import decode
-from allfours_env.cards import N_SEATS, card_text
-from allfours_env.engine import DEAL_OVER, Game
+from allfours_env.cards import N_SEATS
+from allfours_env.engine import DEAL_OVER
 from allfours_env.render import render_text
 from allfours_env.vector import VectorGame
 
-from ..search import MAX_MS, MAX_WORLDS, Position, SearchBot
+from ..search import Position, SearchBot
 from ..shared.atomic_file import atomic_path
 from .match_log import MatchLog, MatchLogError, Replay, read
+from .web.views import action_label as action_text  # (a card, or a decision in words)
 
 FORMAT = "allfours-review"
 VERSION = 1
@@ -122,12 +122,6 @@ ACCURATE_WITHIN = 0.01  # a decision within this chance of the best counts as ac
 MAX_REVIEW_ACTIONS = 10_000  # actions in a reviewed log (a match to 100 points takes up to about 1,600)
 MAX_WORKERS = 8
 PROGRESS_SECONDS = 5.0  # a progress line at most this often (and at each tenth of the work)
-DECISION_WORDS = {52: "stand", 53: "beg", 54: "give one", 55: "run the pack"}
-
-
-def action_text(action: int) -> str:
-    """A card's text (``QH``) or a decision's words (``beg``)."""
-    return DECISION_WORDS.get(action) or card_text(action)
 
 
 def label_of(loss: float) -> str | None:
@@ -135,12 +129,6 @@ def label_of(loss: float) -> str | None:
     to 0.1 point of chance as it is shown (4.96 points is shown 5.0, and is a mistake)."""
     shown = round(loss, 3)
     return next((name for name, threshold in THRESHOLDS if shown >= threshold - 1e-9), None)
-
-
-def decision_seed(seed: int, step: int) -> list[int]:
-    """The search's seed for the decision at ``step``: the review's seed and the step (numpy's
-    SeedSequence takes the pair), so a decision's figures depend on neither the order nor the worker."""
-    return [seed, step]
 
 
 @dataclass(frozen=True)
@@ -154,11 +142,7 @@ class Settings:
     open: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or not 1 <= self.worlds <= MAX_WORLDS:
-            raise ValueError(f"worlds must be an integer 1..{MAX_WORLDS:,}, got {self.worlds!r}")
-        ms = self.ms
-        if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or not 0 <= ms <= MAX_MS:
-            raise ValueError(f"ms must be a time budget per decision 0..{MAX_MS:,.0f} (0: none), got {ms!r}")
+        SearchBot(worlds=self.worlds, ms=self.ms)  # (a ValueError now for worlds or ms out of the search's range)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**128:
             raise ValueError(f"seed must be an integer 0..2**128-1, got {self.seed!r}")
 
@@ -266,23 +250,28 @@ def decisions(log: MatchLog, seats: Sequence[int] = range(N_SEATS), open_hands: 
 
     Each holds the seat's observation at that step (``game.observe(seat)``, exactly what a bot
     there got); ``open_hands`` adds the engine's real state, for the hands-open analysis only."""
-    return list(iter_decisions(log, seats, open_hands))
+    return list(iter_decisions(log, choice_steps(log, seats), open_hands))
 
 
-def iter_decisions(
-    log: MatchLog, seats: Sequence[int] = range(N_SEATS), open_hands: bool = False, steps: Sequence[int] | None = None
-) -> Iterator[Decision]:
-    """:func:`decisions` one at a time (``steps``: only those), so a long match is never held whole."""
+@lru_cache(maxsize=16)
+def legal_counts(log: MatchLog) -> tuple[tuple[int, int], ...]:
+    """The seat to act and how many legal actions it had, at each step of a checked log."""
     replay = Replay(log)
-    wanted = set(seats)
-    for step in range(replay.steps) if steps is None else steps:
+    return tuple((game.current, len(game.legal_actions())) for game in map(replay.game_at, range(replay.steps)))
+
+
+def choice_steps(log: MatchLog, seats: Sequence[int] = range(N_SEATS)) -> list[int]:
+    """The steps of ``seats``' decisions with a choice (the ones a review reviews)."""
+    return [step for step, (seat, n) in enumerate(legal_counts(log)) if seat in seats and n > 1]
+
+
+def iter_decisions(log: MatchLog, steps: Sequence[int], open_hands: bool = False) -> Iterator[Decision]:
+    """The decisions at ``steps`` (:func:`choice_steps`) one at a time, so a long match is never held whole."""
+    replay = Replay(log)
+    for step in steps:
         game = replay.game_at(step)
         seat = game.current
-        if seat not in wanted:
-            continue
         observation, mask = game.observe(seat)
-        if int(mask.sum()) < 2:
-            continue
         view = decode(observation)
         state = game._core.get_state() if open_hands else None  # (the real hands: the hands-open analysis)
         yield Decision(
@@ -303,15 +292,18 @@ class Reviewer:
         """The fair review of ``decision`` (from its observation and step alone), and the hands-open
         analysis if the settings ask for it and the decision holds the state."""
         start = time.perf_counter()
-        values, points, worlds = fair_values(self.bot, decision.observation, decision.mask, self.settings.seed, decision.step)
+        # The search is seeded from the review's seed and the step (numpy's SeedSequence takes the pair), so a
+        # decision's figures depend on neither the order nor the worker; it reads the seat's observation alone.
+        self.bot.reset([self.settings.seed, decision.step])
+        searched = self.bot.search({"observation": decision.observation, "action_mask": decision.mask})
         legal = tuple(int(a) for a in np.flatnonzero(decision.mask))
         open_values = open_points = None
         if self.settings.open and decision.state is not None:
             open_values, open_points = self.open_values(decision, np.array(legal))
         return DecisionReview(
             decision.step, decision.seat, decision.deal, decision.phase, decision.scores, decision.action, legal,
-            tuple(map(float, values)), tuple(map(float, points)), worlds, time.perf_counter() - start,
-            decision.table_text, open_values, open_points,
+            tuple(map(float, searched.values)), tuple(map(float, searched.points)), searched.worlds,
+            time.perf_counter() - start, decision.table_text, open_values, open_points,
         )  # fmt: skip
 
     def open_values(self, decision: Decision, legal: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -323,16 +315,6 @@ class Reviewer:
         start_abs = start if team == 0 else (start[1], start[0])
         out = self.bot.play_from(world, legal, self.rules, start_abs, team)[:, 0, :]
         return tuple(map(float, out[0])), tuple(map(float, out[1]))
-
-
-def fair_values(
-    bot: SearchBot, observation: np.ndarray, mask: np.ndarray, seed: int, step: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each legal action's chance and deal points from one seat's observation at ``step``, with
-    the search seeded from ``seed`` and the step: the fair review reads nothing else."""
-    bot.reset(decision_seed(seed, step))
-    searched = bot.search({"observation": observation, "action_mask": mask})
-    return searched.values, searched.points, searched.worlds
 
 
 # ---------------------------------------------------------------- the whole match
@@ -374,7 +356,7 @@ class MatchReview:
     def summary(self, seat: int) -> SeatSummary:
         """The seat's accuracy, average loss, labels and the points a deal its flagged decisions cost."""
         mine = [d for d in self.decisions if d.seat == seat]
-        forced = forced_decisions(self.log)[seat]
+        forced = sum(1 for who, n in legal_counts(self.log) if who == seat and n == 1)
         counts = {name: sum(d.label == name for d in mine) for name in LABELS}
         lost = sum(d.points_lost for d in mine if d.label)
         accuracy = sum(d.loss < ACCURATE_WITHIN for d in mine) / len(mine) if mine else None
@@ -412,18 +394,6 @@ class MatchReview:
             "deal_starts": deal_starts(log),
             "decisions": [d.to_json() for d in self.decisions],
         }  # fmt: skip
-
-
-@lru_cache(maxsize=16)
-def forced_decisions(log: MatchLog) -> tuple[int, ...]:
-    """Decisions with one legal action, per seat."""
-    replay = Replay(log)
-    counts = [0] * N_SEATS
-    for step in range(replay.steps):
-        game = replay.game_at(step)
-        if len(game.legal_actions()) == 1:
-            counts[game.current] += 1
-    return tuple(counts)
 
 
 @lru_cache(maxsize=16)
@@ -794,11 +764,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str) -> int:
-    print(f"python -m agents.review: {message}", file=sys.stderr, flush=True)
-    return 2
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from ..shared.processes import USAGE_EXIT, exit_on_stop, handle_stops
 
@@ -819,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if path.resolve() == Path(args.log).resolve():
                     raise ValueError(f"{option} names the match log itself: the report would overwrite it")
         except (ValueError, MatchLogError) as error:
-            _fail(str(error))
+            print(f"python -m agents.review: {error}", file=sys.stderr, flush=True)
             return USAGE_EXIT
         return _run(log, args, settings, workers, html_path, json_path)
     except BaseException as error:
@@ -830,7 +795,7 @@ def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: i
     from ..shared.processes import WRITE_FAILED_EXIT, interrupts_deferred
 
     seats = sorted(set(args.seat))
-    todo = sum(1 for _ in choice_steps(log, seats))
+    todo = len(choice_steps(log, seats))
     players = ", ".join(f"player_{s} {log.players[s] or '?'}" for s in range(N_SEATS))
     print(f"reviewing {args.log}: {players}; {len(log.actions)} moves, {todo} decisions with a choice of seats "
           f"{' '.join(map(str, seats))}, {settings.worlds} worlds each"
@@ -851,15 +816,6 @@ def _run(log: MatchLog, args: argparse.Namespace, settings: Settings, workers: i
     print("\n".join(summary_lines(review)))
     print(f"wrote {html_path} and {json_path}")
     return 0
-
-
-def choice_steps(log: MatchLog, seats: Sequence[int] = range(N_SEATS)) -> Iterator[int]:
-    """The steps of ``seats``' decisions with a choice (the ones a review reviews)."""
-    replay = Replay(log)
-    for step in range(replay.steps):
-        game: Game = replay.game_at(step)
-        if game.current in seats and len(game.legal_actions()) > 1:
-            yield step
 
 
 if __name__ == "__main__":

@@ -63,6 +63,11 @@ def open_fd(path: str | Path, flags: int, mode: int = 0o644) -> int:
         if err.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on FreeBSD)
             raise refusal(path, stat.S_IFLNK) from None
         raise
+    return _only_regular(fd, path)
+
+
+def _only_regular(fd: int, path: str | Path) -> int:
+    """``fd``, or NotRegularFile (the descriptor closed) unless it is a regular file's."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
@@ -73,14 +78,7 @@ def open_fd(path: str | Path, flags: int, mode: int = 0o644) -> int:
 def open_regular(path: str | Path, follow_links: bool = True) -> BinaryIO:
     """``path`` opened for reading in binary, without blocking; NotRegularFile unless it is a
     regular file (with ``follow_links`` False, a link is refused too)."""
-    if follow_links:
-        fd = os.open(path, os.O_RDONLY | NON_BLOCK)
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise refusal(path, info.st_mode)
-    else:
-        fd = open_fd(path, os.O_RDONLY)
+    fd = _only_regular(os.open(path, os.O_RDONLY | NON_BLOCK), path) if follow_links else open_fd(path, os.O_RDONLY)
     return os.fdopen(fd, "rb")
 
 

@@ -11,6 +11,7 @@ import ipaddress
 import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -244,15 +245,17 @@ def create_app(
         store.add(session, client_of(request))
         return session.state()
 
-    async def get_state(request: Request) -> Response:
+    async def seen(request: Request, ask: str) -> Response:
+        """The match's ``state`` (from event ``since``) or ``hint`` (``ask``) as ``seat`` sees it, every hand
+        with ``open``; a replay's at ``step``, every hand unless ``open`` says no."""
         session = store.get(request.path_params["match_id"])
-        since = query_int(request, "since", 0, 10**9) or 0
+        since = {"since": query_int(request, "since", 0, 10**9) or 0} if ask == "state" else {}
         seat, open_all = query_int(request, "seat", 0, N_SEATS - 1), query_open(request)
         if isinstance(session, ReplayMatch):
             step = query_int(request, "step", 0, 10**9)
-            work = lambda: session.state(step, seat, True if open_all is None else open_all, since)
+            work = lambda: getattr(session, ask)(step, seat, True if open_all is None else open_all, **since)
         else:
-            work = lambda: session.state(seat, bool(open_all), since)
+            work = lambda: getattr(session, ask)(seat, bool(open_all), **since)
         return await run_in_threadpool(locked(session, work))
 
     async def act(request: Request) -> Response:
@@ -283,16 +286,6 @@ def create_app(
         if session.release is None:
             return await run_in_threadpool(locked(session, work))
         return await released(session, work)
-
-    async def hint(request: Request) -> Response:
-        session = store.get(request.path_params["match_id"])
-        seat, open_all = query_int(request, "seat", 0, N_SEATS - 1), query_open(request)
-        if isinstance(session, ReplayMatch):
-            step = query_int(request, "step", 0, 10**9)
-            work = lambda: session.hint(step, seat, True if open_all is None else open_all)
-        else:
-            work = lambda: session.hint(seat, bool(open_all))
-        return await run_in_threadpool(locked(session, work))
 
     async def log(request: Request) -> Response:
         session = store.get(request.path_params["match_id"])
@@ -393,11 +386,11 @@ def create_app(
         Route("/", index),
         Route("/api/options", api(options)),
         Route("/api/matches", api(create), methods=["POST"]),
-        Route("/api/matches/{match_id}", api(get_state)),
+        Route("/api/matches/{match_id}", api(partial(seen, ask="state"))),
         Route("/api/matches/{match_id}", api(end), methods=["DELETE"]),
         Route("/api/matches/{match_id}/act", api(act), methods=["POST"]),
         Route("/api/matches/{match_id}/advance", api(advance), methods=["POST"]),
-        Route("/api/matches/{match_id}/hint", api(hint)),
+        Route("/api/matches/{match_id}/hint", api(partial(seen, ask="hint"))),
         Route("/api/matches/{match_id}/log", api(log)),
         Route("/api/matches/{match_id}/replay", api(replay_of), methods=["POST"]),
         Route("/api/replays", api(upload), methods=["POST"]),

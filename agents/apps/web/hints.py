@@ -21,13 +21,11 @@ from ...expert import ExpertBot
 from ...search import DEFAULT_WORLDS, SearchBot
 from .views import action_label
 
-HINT_WORLDS = DEFAULT_WORLDS
-
 
 class Hinter:
     """An expert and a search bot of one match (seeded, so a hint is repeatable for that match)."""
 
-    def __init__(self, seed: int, worlds: int = HINT_WORLDS) -> None:
+    def __init__(self, seed: int, worlds: int = DEFAULT_WORLDS) -> None:
         self.expert = ExpertBot()
         self.search = SearchBot(worlds=worlds, ms=0, seed=seed)
         self.worlds = worlds

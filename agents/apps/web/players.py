@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...base import Bot, make, options_named, parse_options, player_bots
+from ...base import Bot, build, make, parse_options, player_bots
 from ...search import DEFAULT_WORLDS, ROLLOUTS, SearchBot
 
 MAX_SPEC_CHARS = 200
@@ -95,12 +95,7 @@ class BotChoices:
         for key, value in labels.items():
             options[key] = self._named(key, value)
         self._check_work(options, labels)
-        try:
-            return SearchBot(**options)  # a ValueError for a value out of the bot's own range
-        except TypeError as error:  # an option the bot does not take
-            raise ValueError(
-                f"bot 'search' does not take the options {sorted(options)} ({error}); {options_named(SearchBot)}"
-            ) from None
+        return build("search", SearchBot, options)  # a ValueError for a value out of the bot's own range
 
     def _named(self, option: str, value: object) -> str:
         """The value of a search option that names a bot or a file: one of its ``NAMED_OPTIONS``,

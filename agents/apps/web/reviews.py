@@ -35,7 +35,7 @@ import time
 from collections import deque
 from typing import Any
 
-from ..match_log import MatchLog, Replay
+from ..match_log import MatchLog
 from ..review import (
     ACCURATE_WITHIN,
     DEFAULT_WORLDS,
@@ -47,6 +47,7 @@ from ..review import (
     command_line,
     deal_starts,
     iter_decisions,
+    legal_counts,
 )
 from .sessions import Refused
 
@@ -56,27 +57,22 @@ MAX_QUEUED = 4
 MAX_CLIENT_JOBS = 2  # jobs of one client waiting or running (the review of one match, and the next)
 REVIEW_SECONDS = 120.0
 REVIEW_DECISION_BYTES = 4096  # a reviewed decision held (its figures and the table's text), measured about 2 KB
-STATUSES = ("queued", "running", "done", "stopped", "cancelled", "failed")
 
 
 class ReviewJob:
     """The review of one log, made by the review thread, read by the page's polls."""
 
     def __init__(self, log: MatchLog, worlds: int = REVIEW_WORLDS, seconds: float = REVIEW_SECONDS) -> None:
-        replay = Replay(log)
         self.log = log
         self.settings = Settings(worlds=worlds, open=True)
         self.budget = seconds
-        self.steps: list[tuple[int, int]] = []  # (step, seat) of each decision with a choice
-        for step in range(replay.steps):
-            game = replay.game_at(step)
-            if len(game.legal_actions()) > 1:
-                self.steps.append((step, game.current))
-                if len(self.steps) > MAX_REVIEW_DECISIONS:
-                    raise Refused(
-                        413, f"this match has more than {MAX_REVIEW_DECISIONS} decisions with a choice, more than the "
-                        "page reviews: download the log and review it with python -m agents.review LOG",
-                    )  # fmt: skip
+        # (step, seat) of each decision with a choice
+        self.steps = [(step, seat) for step, (seat, n) in enumerate(legal_counts(log)) if n > 1]
+        if len(self.steps) > MAX_REVIEW_DECISIONS:
+            raise Refused(
+                413, f"this match has more than {MAX_REVIEW_DECISIONS} decisions with a choice, more than the "
+                "page reviews: download the log and review it with python -m agents.review LOG",
+            )  # fmt: skip
         self.deal_starts = deal_starts(log)
         self.results: list[DecisionReview] = []
         self.status = "queued"
@@ -103,7 +99,7 @@ class ReviewJob:
         start = time.perf_counter()
         reviewer = Reviewer(self.settings, self.log.rules)
         status = "done"
-        for decision in iter_decisions(self.log, open_hands=True, steps=[step for step, _ in self.steps]):
+        for decision in iter_decisions(self.log, [step for step, _ in self.steps], open_hands=True):
             if self.cancelled.is_set():
                 status = "cancelled"
                 break

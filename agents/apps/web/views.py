@@ -92,11 +92,6 @@ def open_hands(game: Game) -> list[list[str]]:
     return [[card_text(c) for c in cards_of(game.hands[s])] for s in range(N_SEATS)]
 
 
-def public_events(game: Game) -> list[Event]:
-    """The engine's event log (every event is public; see the module docstring)."""
-    return game.events
-
-
 def narration(events: list[Event], since: int) -> list[str]:
     """One line per event from index ``since`` (at most the last ``MAX_NARRATION``)."""
     start = max(since, len(events) - MAX_NARRATION, 0)
@@ -177,7 +172,7 @@ def state(
     table, legal = seat_table(game, seat)
     if open_all:
         table["hands"] = open_hands(game)
-    events = public_events(game)
+    events = game.events  # every event is public (see the module docstring)
     latest = deals(events, MAX_DEALS)  # (not every deal of a long match: only the last ones are sent)
     table["deal"] = latest[-1]["deal"] if latest else 0
     table["last_trick"] = last_trick(events)
