@@ -444,13 +444,13 @@ class SearchBot(SeededBot):
         return kept if self.margin and values[best] - values[kept] <= self.margin else best
 
     def _budgeted(
-        self, position: Position, legal: np.ndarray, start: float, measure: Callable[..., np.ndarray] | None = None,
-        cap: int = 0,
+        self, position: Position, legal: np.ndarray, start: float, measure: Callable[..., np.ndarray] | None = None
     ) -> tuple[np.ndarray, int, int, float]:
         """Worlds searched in batches until ``self.ms`` from ``start`` are spent or all
         ``self.worlds`` are done: the first batch of :func:`even_batch` worlds, each next one sized
         by :func:`next_batch`. A batch starts only before the deadline, so the decision ends at
-        most one batch after it. Without a budget (``ms=0``) every world, in batches of ``cap``.
+        most one batch after it. Without a budget (``ms=0``) every world, in batches of at most
+        LARGE_BATCH_TABLES tables.
         ``measure(position, legal, n_worlds)``: :meth:`evaluate` (the default) or :meth:`outcomes`,
         worlds on its second axis from the end. Returns its sums over the worlds, worlds, batches,
         slowest batch's seconds."""
@@ -459,7 +459,8 @@ class SearchBot(SeededBot):
         totals: np.ndarray | float = 0.0
         done = batches = 0
         slowest = 0.0
-        batch = even_batch(self.worlds, len(legal)) if self.ms else min(cap, self.worlds)
+        per_batch = max(1, LARGE_BATCH_TABLES // len(legal))  # worlds a batch without a budget
+        batch = even_batch(self.worlds, len(legal)) if self.ms else min(per_batch, self.worlds)
         while True:
             began = time.perf_counter()
             searched = measure(position, legal, batch)
@@ -468,10 +469,10 @@ class SearchBot(SeededBot):
             done, batches, slowest = done + searched.shape[-2], batches + 1, max(slowest, now - began)
             if done >= self.worlds or self.ms and now >= deadline:
                 return totals, done, batches, slowest
-            if not self.ms:
-                batch = min(cap, self.worlds - done)
-            else:
+            if self.ms:
                 batch = next_batch(self.worlds - done, len(legal), done, now - start, deadline - now)
+            else:
+                batch = min(per_batch, self.worlds - done)
 
     def evaluate(self, position: Position, actions: np.ndarray, n_worlds: int) -> np.ndarray:
         """Value (match-win chance) of each action in each of ``n_worlds`` sampled worlds, (worlds, actions)."""
@@ -582,8 +583,7 @@ class SearchBot(SeededBot):
         start = time.perf_counter()
         legal = legal_actions(observation)
         position = Position.from_view(decode(observation))
-        cap = max(1, LARGE_BATCH_TABLES // len(legal))
-        totals, done, batches, slowest = self._budgeted(position, legal, start, self.outcomes, cap)
+        totals, done, batches, slowest = self._budgeted(position, legal, start, self.outcomes)
         values, points = totals / done
         return Searched(done, batches, time.perf_counter() - start, slowest, legal, values, points)
 
