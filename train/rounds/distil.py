@@ -450,8 +450,8 @@ def _parser() -> argparse.ArgumentParser:
         "--tau": "the advantage loss's temperature, a chance of the match: an action that much better weighs e "
         "times more than the prior gives it",
     }
+    bounds = f"{MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}"
     for flag, meaning in temperatures.items():
-        bounds = f"{MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}"
         parser.add_argument(flag, type=float, default=0.01, help=f"{meaning} (default 0.01; {bounds})")
     parser.add_argument(
         "--prior-suits", type=int, choices=sorted(RELABELLINGS), default=1,
