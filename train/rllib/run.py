@@ -255,10 +255,10 @@ def train(
 def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: bool, address: str | None) -> Path:
     run_dir = config.run_dir
     steps = 0
-    started, before = time.monotonic(), (run_time.read_minutes(run_dir) or 0.0) if resume else 0.0
+    started, earlier_legs = time.monotonic(), (run_time.read_minutes(run_dir) or 0.0) if resume else 0.0
 
     def minutes() -> float:
-        return before + (time.monotonic() - started) / 60
+        return earlier_legs + (time.monotonic() - started) / 60
 
     if resume:
         folder, steps, skipped = newest_intact(run_dir, read_progress)
@@ -276,6 +276,7 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
     one_blas_thread()
     where = start_ray(address)
     algo = None
+    interrupted: TrainingInterrupted | None = None
     try:
         algo = algorithm_config(config).build_algo()
         league = League(config.opponents, config.max_snapshots, config.seed)
@@ -301,8 +302,8 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         next_checkpoint = (steps // config.checkpoint_every + 1) * config.checkpoint_every
         while steps < config.total_steps:
             result = algo.train()
-            before, steps = steps, steps + int(result["env_runners"]["num_env_steps_sampled"])
-            send_league(algo, league, snapshot=steps // config.snapshot_every > before // config.snapshot_every)
+            previous, steps = steps, steps + int(result["env_runners"]["num_env_steps_sampled"])
+            send_league(algo, league, snapshot=steps // config.snapshot_every > previous // config.snapshot_every)
             report.log(result, steps)
             if steps >= next_eval or steps >= config.total_steps:
                 next_eval += config.eval_every
@@ -322,12 +323,14 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
         if stop is None:
             raise
         kept = candidates(run_dir)
-        raise TrainingInterrupted(
+        # raised after the shutdown below: Ray logs a dead actor with logger.exception, which would print
+        # the traceback of whatever exception is in flight
+        interrupted = TrainingInterrupted(
             f"[train] {stop_name(stop)} at step {steps:,}; "
             + (f"kept checkpoint {kept[0].name}. Resume with: {command(config, '--resume', backend='rllib')}" if kept
                else "before the first checkpoint: nothing to resume; start it again with the same command"),
             exit_code(stop),
-        ) from None
+        )
     finally:
         with contextlib.suppress(OSError):  # this leg's time, for a later --resume (train/run_folder/run_time.py)
             run_time.write_minutes(run_dir, minutes())
@@ -335,3 +338,4 @@ def _train_locked(config: RLlibConfig, resume: bool, progress: bool, extend: boo
             if algo is not None:
                 algo.stop()
             ray.shutdown()
+    raise interrupted  # (reached only after a stop: every other way out of the try returns or raises)
