@@ -124,20 +124,17 @@ def _label(config: TrainConfig, start: Path, folder: Path) -> None:
 
 
 def _fit(config: TrainConfig, policy, folder: Path) -> None:
-    labels = _repeated(read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed), FIT_ROWS)
+    """The fit of round 1 on the labels' rows repeated to FIT_ROWS rows, each an original decision."""
+    labels = read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed)
+    index = np.arange(FIT_ROWS) % len(labels.masks)
+    inputs = SparseRows.room(FIT_ROWS, labels.inputs.width)
+    inputs.put(0, labels.inputs.dense(index))
+    labels = Labels(
+        inputs, labels.masks[index], labels.values[index], labels.search_actions[index],
+        labels.player_actions[index], np.arange(FIT_ROWS), np.zeros(FIT_ROWS, bool),
+    )  # fmt: skip
     loss_kind, temperature = config.rounds[0].fit
     fit(
         Actor.from_weights(weights_from_policy(policy)), labels, temperature, 1, config.distil_learning_rate, 0.0,
         seed=config.seed, loss_kind=loss_kind, say=lambda _: None,
-    )  # fmt: skip
-
-
-def _repeated(labels: Labels, rows: int) -> Labels:
-    """``labels``' rows repeated to ``rows`` rows, each an original decision."""
-    index = np.arange(rows) % len(labels.masks)
-    inputs = SparseRows.room(rows, labels.inputs.width)
-    inputs.put(0, labels.inputs.dense(index))
-    return Labels(
-        inputs, labels.masks[index], labels.values[index], labels.search_actions[index],
-        labels.player_actions[index], np.arange(rows), np.zeros(rows, bool),
     )  # fmt: skip

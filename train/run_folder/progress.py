@@ -1,15 +1,12 @@
 """Progress lines of a training run on stderr: every phase, a line at least every 10 s.
 
-The run goes through phases (starting, recording the warm start, fitting it, PPO, each evaluation,
-saving). :meth:`Progress.phase` opens one, as a context (an evaluation opens inside PPO, which
-takes over again after it); :meth:`Progress.advance` reports how far it is. A line is printed when
-a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
-background thread prints the current phase's state when the code is busy and says nothing itself
-(a first run compiling the engine, a long evaluation). Every line names the phase, how far it is
-(when ``max_minutes`` ends it before its count, the share of its time used: "of the time
-allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
-:class:`train.run.plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
-also gives the run's stage and the time left for the whole run::
+:meth:`Progress.phase` opens a phase as a context (an evaluation opens inside PPO, which takes over
+again after it); :meth:`Progress.advance` reports how far it is. A line comes when a phase opens,
+when it is done, and PROGRESS_SECONDS after the last line (from a background thread when the code
+says nothing itself: a first run compiling the engine, a long evaluation). Each names the phase,
+how far it is (when ``max_minutes`` ends it before its count, its share "of the time allowed"),
+its rate, its time taken and left ("starting" until a rate is known); with a
+:class:`train.run.plan.RunPlan` (:attr:`Progress.plan`) also the run's stage and whole time left::
 
     [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
     run: 1h02m elapsed, 6m21s left ±20%  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
@@ -92,7 +89,9 @@ class Progress:
         self._phases.append(Phase(what, unit, total, done, note, work, started=time.monotonic(), first=done))
         if self.plan and work:
             self.plan.opened(work)
-        self._start_thread()
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
+            self._thread.start()
         if not quiet:
             self.show()
         try:
@@ -134,11 +133,6 @@ class Progress:
             self._last_line = time.monotonic()
             if self.enabled:
                 print(line, file=self.stream or sys.stderr, flush=True)
-
-    def _start_thread(self) -> None:
-        if self.enabled and self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
-            self._thread.start()
 
     def _watch(self) -> None:
         while not self._stopped.wait(TICK_SECONDS):
