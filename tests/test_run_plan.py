@@ -120,6 +120,23 @@ def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Cloc
     progress.close()
 
 
+def test_a_rounds_second_label_set_is_not_counted_twice(clock: Clock) -> None:
+    """Two pieces of one kind (a round's two label sets): the second phase runs the second piece."""
+    plan = RunPlan([Stage("round 1 of 1", [Work("labelling", 100), Work("labelling", 100)])], lambda: clock.now - 1000)
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("labelling", "labels", 100, work="labelling"):
+        clock.now += 10
+        progress.advance(100)
+    with progress.phase("labelling", "labels", 100, work="labelling"):
+        clock.now += 5
+        progress.advance(50)
+        progress.show()
+        assert lines(out)[-1].endswith("run: 15s elapsed, 5s left ±20%")  # (it said 15s: the set's 100 labels again)
+    progress.close()
+
+
 def test_a_later_run_of_the_config_estimates_every_stage_from_its_start(clock: Clock, tmp_path: Path) -> None:
     """The rates a run measured are kept on this machine (train/run/rates.py): the next run of the same config gives the
     whole run's time left from its first line, saying which rates are earlier runs', where the first run could not."""

@@ -72,8 +72,8 @@ class RunPlan:
         self._pieces = [(index, work) for index, stage in enumerate(self.stages) for work in stage.work]
 
     def opened(self, kind: str) -> None:
-        """A phase of ``kind`` opened: the next piece of that kind is running."""
-        for at in range(max(self._at, 0), len(self._pieces)):
+        """A phase of ``kind`` opened: the next piece of that kind is running (a phase a piece)."""
+        for at in range(self._at + 1, len(self._pieces)):
             if self._pieces[at][1].kind == kind:
                 self._at = at
                 return
