@@ -95,6 +95,8 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
             "[train] [stage 3/3] PPO: 1,000/10,000 steps (10%)  50.0 steps/s  20s elapsed, 3m00s left; "
             "run: 12m10s elapsed, 3m00s left ±20%"
         )
+    with progress.phase("the gate: PPO's network against its start", "boards", 10):  # PPO's piece is done
+        assert lines(out)[-1].endswith("run: 12m10s elapsed, 0s left")  # (it said PPO's 3m00s)
     progress.close()
 
 

@@ -111,7 +111,7 @@ class RunPlan:
         for at, (_, work) in enumerate(self._pieces):
             phase = current.get(work.kind) if at == self._at else None
             rest = phase.total - phase.done if phase else work.amount
-            if at < self._at or rest <= 0:
+            if at < self._at or (at == self._at and not phase) or rest <= 0:  # (done: its phase has closed)
                 continue
             basis, rate = self._rate(work.kind, current.get(work.kind), now)
             if basis != THIS_RUN:
