@@ -56,7 +56,8 @@ def calibrate(plan: RunPlan, config: TrainConfig, policy, progress: Progress) ->
     if not kinds or not progress.enabled:  # (a quiet run shows no estimate)
         return
     progress.say(f"calibrating: a slice of {', '.join(kinds)} (no rate for them yet)")
-    begun, rates = time.monotonic(), {}
+    begun = time.monotonic()
+    rates: dict[str, float] = {}
     states = random.getstate(), np.random.get_state(), torch.get_rng_state()  # the run's draws stay the run's
     try:
         _calibrate(config, policy, kinds, rates)
@@ -74,12 +75,12 @@ def _calibrate(config: TrainConfig, policy, kinds: list[str], rates: dict[str, f
         start, labels = Path(folder) / "start.npz", Path(folder) / "labels"
         save_weights(weights_from_policy(policy), start)
         if "recording" in kinds or "imitation fit" in kinds:
-            small = dataclasses.replace(config, imitation_steps=RECORD_DECISIONS, imitation_epochs=1)
+            warm = dataclasses.replace(config, imitation_steps=RECORD_DECISIONS, imitation_epochs=1)
             with _timed(rates, "recording", RECORD_DECISIONS):
-                data = imitation.record(small, seed=config.seed)
+                data = imitation.record(warm, seed=config.seed)
             if "imitation fit" in kinds and "recording" in rates:
                 with _timed(rates, "imitation fit", len(data.actions)):
-                    imitation.fit(copy.deepcopy(policy), data, small, seed=config.seed)
+                    imitation.fit(copy.deepcopy(policy), data, warm, seed=config.seed)
         if "labelling" in kinds or "fit" in kinds:
             with _timed(rates, "labelling", LABELS, workers):
                 _label(config, start, labels)
@@ -104,12 +105,11 @@ def _calibrate(config: TrainConfig, policy, kinds: list[str], rates: dict[str, f
 
 @contextlib.contextmanager
 def _timed(rates: dict[str, float], kind: str, units: int, workers: int = 1) -> Iterator[None]:
-    """Time the block, ``units`` of ``kind`` done as each of the run's ``workers`` does them; a block that
-    fails leaves its kind untimed and goes no further (it never stops the run)."""
+    """Time the block, ``units`` of ``kind`` done as each of the run's ``workers`` does them."""
     begun = time.monotonic()
     try:
         yield
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a slice that fails leaves its kind untimed, never stops the run
         return
     rates[kind] = units * workers / max(time.monotonic() - begun, 1e-9)
 

@@ -1,16 +1,15 @@
 """Where a training run is and how long the rest takes; what a stopped run kept.
 
 A run is a list of stages (the warm start, each round of expert iteration, PPO), each an ordered
-list of pieces of work counted in units of one kind: ``recording`` (decisions), ``imitation fit``
+list of pieces of work in units of one kind: ``recording`` (decisions), ``imitation fit``
 (samples), ``labelling`` (labels), ``fit`` (samples), ``evaluation against <bot>`` (boards),
-``PPO`` (steps); a resumed run's plan leaves out what its folder holds (:func:`plan_run`). The
-progress phases name their kind (:meth:`train.run_folder.progress.Progress.phase`'s ``work``): the
-plan follows them in order and times each kind by them. The whole run's time left is the current
-phase's rest, then every later piece at its kind's rate (PPO's counts the evaluations and
+``PPO`` (steps); a resumed run's plan leaves out what its folder holds. The progress phases name
+their kind (``work``): the plan follows them and times each kind. The whole run's time left is the
+current phase's rest, then every later piece at its kind's rate (PPO's counts the evaluations and
 checkpoints between its updates): this run's, else earlier runs' (:mod:`train.run.rates`), else a
-calibration's (:mod:`train.run.calibration`); a kind none has timed is named, not guessed. The band
-is :data:`BANDS` by basis, weighted by each one's share (the first run of the default config on a
-shared 2-core machine, its 5th and 13th lines, each one line cut here)::
+calibration's (:mod:`train.run.calibration`); a kind none has timed is named, not guessed. Its band
+is :data:`BANDS` by basis, weighted by each one's share (the default config's first run on a shared
+2-core machine, its 5th and 13th lines, each one line cut here)::
 
     [train] [stage 1/5: warm start] recording expert: 0/200,000 decisions (0%)  0s elapsed, starting;
     run: 5s elapsed, 1h27m left ±50% (recording, imitation fit, labelling, fit, evaluation, PPO from a 3s calibration)
