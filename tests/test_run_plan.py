@@ -95,6 +95,8 @@ def test_every_line_gives_the_stage_and_the_runs_time_left_from_the_rates_measur
             "[train] [stage 3/3] PPO: 1,000/10,000 steps (10%)  50.0 steps/s  20s elapsed, 3m00s left; "
             "run: 12m10s elapsed, 3m00s left ±20%"
         )
+    with progress.phase("the gate: PPO's network against its start", "boards", 10):  # PPO's piece is done
+        assert lines(out)[-1].endswith("run: 12m10s elapsed, 0s left")  # (it said PPO's 3m00s)
     progress.close()
 
 
@@ -117,6 +119,23 @@ def test_a_run_that_max_minutes_ends_shows_how_far_it_is_in_its_time(clock: Cloc
         progress.advance(5_000)
         progress.show()
         assert "5,000/10,000 steps (50%)" in lines(out)[-1]
+    progress.close()
+
+
+def test_a_rounds_second_label_set_is_not_counted_twice(clock: Clock) -> None:
+    """Two pieces of one kind (a round's two label sets): the second phase runs the second piece."""
+    plan = RunPlan([Stage("round 1 of 1", [Work("labelling", 100), Work("labelling", 100)])], lambda: clock.now - 1000)
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    progress.plan = plan
+    with progress.phase("labelling", "labels", 100, work="labelling"):
+        clock.now += 10
+        progress.advance(100)
+    with progress.phase("labelling", "labels", 100, work="labelling"):
+        clock.now += 5
+        progress.advance(50)
+        progress.show()
+        assert lines(out)[-1].endswith("run: 15s elapsed, 5s left ±20%")  # (it said 15s: the set's 100 labels again)
     progress.close()
 
 

@@ -1,14 +1,11 @@
 """A short calibration at a run's start: each kind of work no rate is known for, timed on a tiny slice.
 
 A config's first run on a machine has no earlier rates (:mod:`train.run.rates`), so the whole run's
-time left would wait for every stage to be timed. Before the warm start, each kind of work the
-plan holds that neither this run nor an earlier one has timed is done a little by the code that
-does it in the run, on throwaway copies (nothing the run keeps or draws from changes): a few
-recorded decisions and an imitation fit of them, a few labels and a distillation fit of those, an
-evaluation board pair, a few PPO updates of a fresh model on tables of its own. A slice's rate
-carries its start-up costs and its slice's luck, so an estimate from it is rough
-(:data:`train.run.plan.BANDS`); a kind's rate from the run itself replaces it as soon as it is
-measured. A kind whose slice fails stays untimed (named, not guessed).
+time left would wait for every stage to be timed. Before the warm start, each kind of work no run
+has timed is done a little by the code that does it in the run, on throwaway copies (nothing the
+run keeps or draws from changes). A slice's rate carries its start-up costs and its luck, so an
+estimate from it is rough (:data:`train.run.plan.BANDS`) until the run's own rate replaces it; a
+kind whose slice fails stays untimed (named, not guessed).
 
 The default config on the 2-core machine shared with other work (2026-12-06): the calibration took
 3 to 4 s; its rates against the run's own, recording 20,000 to 29,000 decisions/s against 43,000 to
@@ -26,7 +23,7 @@ import dataclasses
 import random
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -38,122 +35,106 @@ from eval import evaluate
 from train import imitation
 from train.config import TrainConfig
 from train.ppo.overlap import OverlappedMaskablePPO
+from train.ppo.trainer import make_vec_env, new_model
 from train.rounds import expert_iteration as ei
 from train.rounds.distil import Actor, Labels, SparseRows, fit, read_labels
 from train.rounds.label_set import FILE_SETTINGS
 from train.rounds.labels import make_labels
+from train.run.plan import RunPlan
+from train.run_folder.progress import Progress
 
 RECORD_DECISIONS = 4096  # four of the imitation fit's batches (batch_size 1024)
 LABELS = 8  # a label takes tens of ms with the default search
 FIT_ROWS = 4096  # the labels' rows repeated to fill four of the fit's batches: small batches cost more a row
 PPO_STEPS_PER_TABLE = 8  # a rollout of n_envs x this, n_epochs updates of it
 
-Timed = dict[str, tuple[float, float]]  # kind -> units, seconds
 
-
-def calibrate(
-    config: TrainConfig, policy, kinds: list[str], workers: int, build_ppo: Callable | None
-) -> dict[str, float]:
-    """Time a slice of each of ``kinds`` for ``config`` (``policy``: the run's new model's, copied,
-    never changed; ``workers``: the processes labelling and evaluation use in the run;
-    ``build_ppo(config)``: a fresh model on tables of its own): each timed kind's rate, units a second."""
-    timed: Timed = {}
+def calibrate(plan: RunPlan, config: TrainConfig, policy, progress: Progress) -> None:
+    """Time a slice of each kind of work ``plan`` has no rate for, so that the first progress line gives the whole
+    run's time left (``policy``: the run's new model's, copied, never changed)."""
+    kinds = plan.untimed()
+    if not kinds or not progress.enabled:  # (a quiet run shows no estimate)
+        return
+    progress.say(f"calibrating: a slice of {', '.join(kinds)} (no rate for them yet)")
+    begun = time.monotonic()
+    rates: dict[str, float] = {}
     states = random.getstate(), np.random.get_state(), torch.get_rng_state()  # the run's draws stay the run's
     try:
-        _calibrate(config, policy, kinds, build_ppo, timed)
+        _calibrate(config, policy, kinds, rates)
     finally:
         random.setstate(states[0])
         np.random.set_state(states[1])
         torch.set_rng_state(states[2])
-    for kind, (units, seconds) in list(timed.items()):  # the run labels and evaluates with its workers
-        if kind == "labelling" or kind.startswith("evaluation against "):
-            timed[kind] = (units * workers, seconds)
-    return {kind: units / seconds for kind, (units, seconds) in timed.items() if kind in kinds and seconds > 0}
+    plan.calibrated = {kind: rate for kind, rate in rates.items() if kind in kinds}
+    plan.calibration_seconds = time.monotonic() - begun
 
 
-def _calibrate(config: TrainConfig, policy, kinds: list[str], build_ppo: Callable | None, timed: Timed) -> None:
+def _calibrate(config: TrainConfig, policy, kinds: list[str], rates: dict[str, float]) -> None:
+    workers = ei.label_workers(config)  # the run labels and evaluates with its workers
     with tempfile.TemporaryDirectory(prefix="calibration-") as folder:
-        start = Path(folder) / "start.npz"
+        start, labels = Path(folder) / "start.npz", Path(folder) / "labels"
         save_weights(weights_from_policy(policy), start)
-        recorded: list[imitation.Demonstrations] = []
         if "recording" in kinds or "imitation fit" in kinds:
-            _timed(timed, "recording", lambda: _record(config, recorded))
-        if "imitation fit" in kinds and recorded:
-            _timed(timed, "imitation fit", lambda: _imitate(config, policy, recorded[0]))
-        labels = Path(folder) / "labels"
+            warm = dataclasses.replace(config, imitation_steps=RECORD_DECISIONS, imitation_epochs=1)
+            with _timed(rates, "recording", RECORD_DECISIONS):
+                data = imitation.record(warm, seed=config.seed)
+            if "imitation fit" in kinds and "recording" in rates:
+                with _timed(rates, "imitation fit", len(data.actions)):
+                    imitation.fit(copy.deepcopy(policy), data, warm, seed=config.seed)
         if "labelling" in kinds or "fit" in kinds:
-            if _timed(timed, "labelling", lambda: _label(config, start, labels)) and "fit" in kinds:
-                _timed(timed, "fit", lambda: _fit(config, policy, labels))
+            with _timed(rates, "labelling", LABELS, workers):
+                _label(config, start, labels)
+            if "fit" in kinds and "labelling" in rates:
+                with _timed(rates, "fit", FIT_ROWS):
+                    _fit(config, policy, labels)
         for kind in kinds:
             if kind.startswith("evaluation against "):
-                bot = kind.removeprefix("evaluation against ")
-                _timed(timed, kind, lambda: _evaluate(start, bot, config))
-        if "PPO" in kinds and build_ppo:
+                with _timed(rates, kind, 1, workers):  # a board pair
+                    evaluate(str(start), kind.removeprefix("evaluation against "), boards=1, rules=config.rules)
+        if "PPO" in kinds:  # a new model on tables of its own, its league ready
             small = dataclasses.replace(config, n_steps=PPO_STEPS_PER_TABLE, output_dir=folder)
             with contextlib.suppress(Exception):  # (its building is not PPO's work)
-                model = build_ppo(small)
-                _timed(timed, "PPO", lambda: _learn(model, 2 * small.n_envs * small.n_steps))
+                model = new_model(small, env := make_vec_env(small))
+                env.unwrapped.league.update(weights_from_policy(model.policy))
+                steps = 2 * small.n_envs * small.n_steps
+                with _timed(rates, "PPO", steps):
+                    model.learn(total_timesteps=steps)
                 if isinstance(model, OverlappedMaskablePPO):  # the rollout it collects ahead draws from torch's RNG
                     model.finish_collection()
 
 
-def _timed(timed: Timed, kind: str, work: Callable[[], int]) -> bool:
-    """Run ``work`` (it returns the units it did) and keep its units and seconds; False if it failed."""
+@contextlib.contextmanager
+def _timed(rates: dict[str, float], kind: str, units: int, workers: int = 1) -> Iterator[None]:
+    """Time the block, ``units`` of ``kind`` done as each of the run's ``workers`` does them."""
     begun = time.monotonic()
     try:
-        units = work()
+        yield
     except Exception:  # noqa: BLE001 - a slice that fails leaves its kind untimed, never stops the run
-        return False
-    timed[kind] = (units, time.monotonic() - begun)
-    return True
+        return
+    rates[kind] = units * workers / max(time.monotonic() - begun, 1e-9)
 
 
-def _record(config: TrainConfig, recorded: list[imitation.Demonstrations]) -> int:
-    recorded.append(imitation.record(dataclasses.replace(config, imitation_steps=RECORD_DECISIONS), seed=config.seed))
-    return len(recorded[0].actions)
-
-
-def _imitate(config: TrainConfig, policy, data: imitation.Demonstrations) -> int:
-    imitation.fit(copy.deepcopy(policy), data, dataclasses.replace(config, imitation_epochs=1), seed=config.seed)
-    return len(data.actions)
-
-
-def _evaluate(start: Path, bot: str, config: TrainConfig) -> int:
-    evaluate(str(start), bot, boards=1, rules=config.rules)
-    return 1  # board pair
-
-
-def _learn(model, steps: int) -> int:
-    model.learn(total_timesteps=steps)
-    return steps
-
-
-def _label(config: TrainConfig, start: Path, folder: Path) -> int:
+def _label(config: TrainConfig, start: Path, folder: Path) -> None:
     """LABELS labels of round 1's first set (a student it names: the run's starting network)."""
     settings = ei.label_sets(config, 1)[0][1]
     student = str(ei.student_path(config.run_dir, 0))
     files = {name: str(start) for name in FILE_SETTINGS if getattr(settings, name) == student}
     settings = dataclasses.replace(settings, count=LABELS, shard_rows=LABELS, **files)
     make_labels(settings, folder, workers=1)
-    return LABELS
 
 
-def _fit(config: TrainConfig, policy, folder: Path) -> int:
-    labels = _repeated(read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed), FIT_ROWS)
+def _fit(config: TrainConfig, policy, folder: Path) -> None:
+    """The fit of round 1 on the labels' rows repeated to FIT_ROWS rows, each an original decision."""
+    labels = read_labels([folder], config.layout, config.distil_suit_copies, seed=config.seed)
+    index = np.arange(FIT_ROWS) % len(labels.masks)
+    inputs = SparseRows.room(FIT_ROWS, labels.inputs.width)
+    inputs.put(0, labels.inputs.dense(index))
+    labels = Labels(
+        inputs, labels.masks[index], labels.values[index], labels.search_actions[index],
+        labels.player_actions[index], np.arange(FIT_ROWS), np.zeros(FIT_ROWS, bool),
+    )  # fmt: skip
     loss_kind, temperature = config.rounds[0].fit
     fit(
         Actor.from_weights(weights_from_policy(policy)), labels, temperature, 1, config.distil_learning_rate, 0.0,
         seed=config.seed, loss_kind=loss_kind, say=lambda _: None,
-    )  # fmt: skip
-    return len(labels.masks)
-
-
-def _repeated(labels: Labels, rows: int) -> Labels:
-    """``labels``' rows repeated to ``rows`` rows, each an original decision."""
-    index = np.arange(rows) % len(labels.masks)
-    inputs = SparseRows.room(rows, labels.inputs.width)
-    inputs.put(0, labels.inputs.dense(index))
-    return Labels(
-        inputs, labels.masks[index], labels.values[index], labels.search_actions[index],
-        labels.player_actions[index], np.arange(rows), np.zeros(rows, bool),
     )  # fmt: skip

@@ -149,27 +149,6 @@ def train(config: TrainConfig, resume: bool = False, progress: bool = True, exte
         lines.close()
 
 
-def calibrate(plan: run_plan.RunPlan, config: TrainConfig, model: MaskablePPO, progress: Progress) -> None:
-    """Time a slice of each kind of work ``plan`` has no rate for (:mod:`train.run.calibration`), so that
-    the first progress line gives the whole run's time left."""
-    kinds = plan.untimed()
-    if not kinds or not progress.enabled:  # (a quiet run shows no estimate)
-        return
-    progress.say(f"calibrating: a slice of {', '.join(kinds)} (no rate for them yet)")
-    begun = time.monotonic()
-    workers = expert_iteration.label_workers(config)
-    plan.calibrated = calibration.calibrate(config, model.policy, kinds, workers, _calibration_model)
-    plan.calibration_seconds = time.monotonic() - begun
-
-
-def _calibration_model(config: TrainConfig) -> MaskablePPO:
-    """A new model on tables of its own, its league ready (what the run's PPO steps, to time it)."""
-    env = make_vec_env(config)
-    model = new_model(config, env)
-    env.unwrapped.league.update(weights_from_policy(model.policy))
-    return model
-
-
 def train_in_held_run(
     config: TrainConfig, resume: bool, progress: Progress, extend: bool, source: str = "", address: str | None = None
 ) -> Path:
@@ -192,7 +171,7 @@ def train_in_held_run(
                     set_actor(model.policy, init_weights(config.init_policy, config.layout, config.net_arch))
         progress.say(run_plan.start_line(config, source, resume))
         plan = run_plan.plan_run(config, resume, model.num_timesteps, lambda: 60 * trainer.minutes())
-        calibrate(plan, config, model, progress)
+        calibration.calibrate(plan, config, model.policy, progress)
         progress.plan = plan
         if not resume:
             if config.imitate:

@@ -1,20 +1,15 @@
 """Where a training run is and how long the rest takes; what a stopped run kept.
 
-A run is a list of stages: the warm start, each round of expert iteration, PPO. Each stage is an
-ordered list of pieces of work, each counted in units of one kind: ``recording`` (decisions),
-``imitation fit`` (samples), ``labelling`` (labels), ``fit`` (samples), ``evaluation against
-<bot>`` (boards), ``PPO`` (steps). A resumed run's plan leaves out what its folder already holds
-(:func:`plan_run`). The progress phases the code opens name their kind
-(:meth:`train.run_folder.progress.Progress.phase`'s ``work``): the plan follows them in order, and measures
-each kind's rate from this process's phases of that kind. The time left for the whole run is the
-current phase's rest, then every later piece at its kind's rate (PPO's rate counts the
-evaluations and checkpoints between its updates). A kind this process has not timed yet goes at
-the rate earlier runs of the same config measured on this machine (:mod:`train.run.rates`), or else at
-the rate of its slice in the calibration a config's first run here makes before its warm start
-(:mod:`train.run.calibration`); a kind timed by none of these (its slice failed) is named rather than
-guessed. The time left carries a band, :data:`BANDS` by basis weighted by each one's share of it,
-and the line names the kinds estimated from other than this run's rates (one line, cut here; the
-first run of the default config on a shared 2-core machine, its 5th and 13th lines)::
+A run is a list of stages (the warm start, each round of expert iteration, PPO), each an ordered
+list of pieces of work in units of one kind: ``recording`` (decisions), ``imitation fit``
+(samples), ``labelling`` (labels), ``fit`` (samples), ``evaluation against <bot>`` (boards),
+``PPO`` (steps); a resumed run's plan leaves out what its folder holds. The progress phases name
+their kind (``work``): the plan follows them and times each kind. The whole run's time left is the
+current phase's rest, then every later piece at its kind's rate (PPO's counts the evaluations and
+checkpoints between its updates): this run's, else earlier runs' (:mod:`train.run.rates`), else a
+calibration's (:mod:`train.run.calibration`); a kind none has timed is named, not guessed. Its band
+is :data:`BANDS` by basis, weighted by each one's share (the default config's first run on a shared
+2-core machine, its 5th and 13th lines, each one line cut here)::
 
     [train] [stage 1/5: warm start] recording expert: 0/200,000 decisions (0%)  0s elapsed, starting;
     run: 5s elapsed, 1h27m left ±50% (recording, imitation fit, labelling, fit, evaluation, PPO from a 3s calibration)
@@ -26,6 +21,7 @@ first run of the default config on a shared 2-core machine, its 5th and 13th lin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,10 +32,10 @@ from train.rounds.label_set import LabelSettings, rows_on_disk
 from train.rounds.labels import PART_ROWS, labelling_work
 from train.run.rates import KeptRates
 from train.run_folder.checkpoints import candidates, checkpoint_step
-from train.run_folder.progress import Measured, duration
+from train.run_folder.progress import Phase, duration
 
 
-THIS_RUN, EARLIER, CALIBRATION = "this run", "earlier runs", "calibration"
+THIS_RUN, EARLIER, CALIBRATION, UNTIMED = "this run", "earlier runs", "calibration", ""
 # How far off a whole-run time left may be, by what its rates come from: a judgement, not a measured
 # interval. On a machine shared with other work one benchmark's speed has varied 2x within a day
 # (README's training throughput row), so this run's own rates move with the load; earlier runs' were
@@ -75,8 +71,8 @@ class RunPlan:
         self._pieces = [(index, work) for index, stage in enumerate(self.stages) for work in stage.work]
 
     def opened(self, kind: str) -> None:
-        """A phase of ``kind`` opened: the next piece of that kind is running."""
-        for at in range(max(self._at, 0), len(self._pieces)):
+        """A phase of ``kind`` opened: the next piece of that kind is running (a phase a piece)."""
+        for at in range(self._at + 1, len(self._pieces)):
             if self._pieces[at][1].kind == kind:
                 self._at = at
                 return
@@ -88,6 +84,10 @@ class RunPlan:
         if self.kept:
             self.kept.keep(kind, *timed)
 
+    def allowed(self) -> float:
+        """The run's seconds left before max_minutes ends it (inf: no limit)."""
+        return max(self.deadline - self.elapsed(), 0.0) if self.deadline else math.inf
+
     def where(self, what: str) -> str:
         """The stage of the running piece, for a line about ``what`` (its name unless ``what`` starts with it)."""
         if self._at < 0:
@@ -97,62 +97,52 @@ class RunPlan:
         return f"[stage {index + 1}/{len(self.stages)}{'' if what.startswith(name) else ': ' + name}] "
 
     def untimed(self) -> list[str]:
-        """The kinds of work still to do that neither this run nor an earlier one has timed (for a calibration)."""
+        """The kinds of work still to do that no run has timed (for a calibration)."""
         kinds = [work.kind for at, (_, work) in enumerate(self._pieces) if at >= self._at and work.amount > 0]
-        return [kind for kind in dict.fromkeys(kinds) if not self._rate(kind, None) and not self._kept_rate(kind)]
+        return [kind for kind in dict.fromkeys(kinds) if self._rate(kind)[0] in (UNTIMED, CALIBRATION)]
 
-    def left(self, open_phases: list[Measured]) -> str:
-        """The run's time so far and left: the running piece's rest, then every later piece, with
-        how sure it is (:data:`BANDS`, weighted by each basis' share of the time) and the bases
-        other than this run's own rates."""
-        current = {phase.kind: phase for phase in open_phases}
-        seconds, spread, untimed = 0.0, 0.0, []
-        bases: dict[str, list[str]] = {EARLIER: [], CALIBRATION: []}
+    def left(self, phases: list[Phase], now: float) -> str:
+        """The run's time so far and left (of ``phases``, those open at ``now``): the running piece's rest, then
+        every later piece, its band and the bases other than this run's own rates."""
+        current = {phase.work: phase for phase in phases if phase.work}
+        seconds, spread = 0.0, 0.0
+        named: dict[str, dict[str, None]] = {EARLIER: {}, CALIBRATION: {}, UNTIMED: {}}  # basis -> kinds, in order
         for at, (_, work) in enumerate(self._pieces):
-            if at < self._at:
-                continue
             phase = current.get(work.kind) if at == self._at else None
             rest = phase.total - phase.done if phase else work.amount
-            if rest <= 0:
+            if at < self._at or (at == self._at and not phase) or rest <= 0:  # (done: its phase has closed)
                 continue
-            word = work.kind.split(" against ")[0]
-            basis, rate = THIS_RUN, self._rate(work.kind, current.get(work.kind))
-            if rate <= 0:
-                basis, rate = EARLIER, self._kept_rate(work.kind)
-            if rate <= 0:
-                basis, rate = CALIBRATION, self.calibrated.get(work.kind, 0.0)
-            if rate <= 0:
-                if word not in untimed:
-                    untimed.append(word)
-                continue
-            seconds += rest / rate
-            spread += rest / rate * BANDS[basis]
-            if basis != THIS_RUN and word not in bases[basis]:
-                bases[basis].append(word)
+            basis, rate = self._rate(work.kind, current.get(work.kind), now)
+            if basis != THIS_RUN:
+                named[basis][work.kind.split(" against ")[0]] = None
+            if rate:
+                seconds += rest / rate
+                spread += rest / rate * BANDS[basis]
         band = spread / seconds if seconds else 0.0
-        if self.deadline and seconds:  # max_minutes: the run ends by then whatever its steps
-            seconds = min(seconds, max(self.deadline - self.elapsed(), 0.0))
-        named = [f"{', '.join(kinds)} {self._basis_text(basis)}" for basis, kinds in bases.items() if kinds]
-        text = f"run: {duration(self.elapsed())} elapsed, "
+        seconds = min(seconds, self.allowed())  # max_minutes: the run ends by then whatever its steps
+        calibration = f"from a {duration(self.calibration_seconds)} calibration"
+        texts = {EARLIER: "at earlier runs' rates", CALIBRATION: calibration}
+        bases = [f"{', '.join(named[basis])} {text}" for basis, text in texts.items() if named[basis]]
         known = f"{duration(seconds)} left" + (f" ±{band:.0%}" if seconds else "")
-        known += f" ({'; '.join(named)})" if named else ""
-        if not untimed:
+        known += f" ({'; '.join(bases)})" if bases else ""
+        text = f"run: {duration(self.elapsed())} elapsed, "
+        if not named[UNTIMED]:
             return text + known
-        return text + (f"{known} + " if seconds else "left: ") + f"{', '.join(untimed)} (not timed yet)"
+        return text + (f"{known} + " if seconds else "left: ") + f"{', '.join(named[UNTIMED])} (not timed yet)"
 
-    def _basis_text(self, basis: str) -> str:
-        if basis == EARLIER:
-            return "at earlier runs' rates"
-        return f"from a {duration(self.calibration_seconds)} calibration"
-
-    def _kept_rate(self, kind: str) -> float:
-        return self.kept.rate(kind) if self.kept else 0.0
-
-    def _rate(self, kind: str, phase: Measured | None) -> float:
+    def _rate(self, kind: str, phase: Phase | None = None, now: float = 0.0) -> tuple[str, float]:
+        """The rate of ``kind`` and its basis: this run's (closed phases and ``phase``, open), else earlier runs',
+        else the calibration's."""
         units, seconds = self._timed.get(kind, (0.0, 0.0))
         if phase:
-            units, seconds = units + phase.units, seconds + phase.seconds
-        return units / seconds if units > 0 and seconds > 0 else 0.0
+            units, seconds = units + phase.done - phase.first, seconds + now - phase.started
+        if units > 0 and seconds > 0:
+            return THIS_RUN, units / seconds
+        if self.kept and self.kept.rate(kind) > 0:
+            return EARLIER, self.kept.rate(kind)
+        if self.calibrated.get(kind, 0.0) > 0:
+            return CALIBRATION, self.calibrated[kind]
+        return UNTIMED, 0.0
 
 
 def plan_run(config: TrainConfig, resumed: bool, steps: int, elapsed: Callable[[], float]) -> RunPlan:

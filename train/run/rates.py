@@ -1,13 +1,11 @@
 """Each kind of work's rate as measured on this machine, kept for later runs: ``<output_dir>/rates.json``.
 
-The time left for a whole run needs every later stage's rate. A kind this process had not timed
-yet was only named ("not timed yet"): the default run showed no whole-run estimate for its first
-two minutes, and fit, evaluation and PPO stayed untimed for most of an hour. Every phase that
-closes keeps its units and seconds here, under its kind and the config's fingerprint (every
-option but those that name the run or size it: a run of the same config on this machine,
-resumed or new, any length, shares them), so the next such run estimates every stage from its
-start; its lines say which rates came from earlier runs (:meth:`train.run.plan.RunPlan.left`).
-A missing, damaged or foreign file only leaves kinds untimed; rates are numbers, never code.
+Without them a kind this process had not timed was only named ("not timed yet"): the default run
+showed no whole-run estimate for its first two minutes, and fit, evaluation and PPO stayed untimed
+for most of an hour. Every phase that closes keeps its units and seconds here, under its kind and
+the config's fingerprint (its options but those that name or size the run: a run of the same
+config here, resumed or new, any length, shares them). A missing, damaged or foreign file only
+leaves kinds untimed; rates are numbers, never code.
 """
 
 from __future__ import annotations
@@ -28,18 +26,13 @@ NOT_RATE = ("run_name", "output_dir", "seed", "total_steps", "max_minutes", "imi
             "step_labels", "student_pull_steps", "checkpoint_minutes")  # fmt: skip
 
 
-def fingerprint(options: dict[str, Any]) -> str:
-    """The config's options that set its rates, as a short hash."""
-    kept = {key: value for key, value in options.items() if key not in NOT_RATE}
-    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 class KeptRates:
     """The rates of one config kept in ``folder``: read once, added to as phases close."""
 
     def __init__(self, folder: Path, options: dict[str, Any]) -> None:
         self.path = folder / FILE
-        self.prefix = fingerprint(options) + " "
+        rated = {key: value for key, value in options.items() if key not in NOT_RATE}
+        self.prefix = hashlib.sha256(json.dumps(rated, sort_keys=True, default=str).encode()).hexdigest()[:16] + " "
         self._all = _read(self.path)
 
     def rate(self, kind: str) -> float:
@@ -52,7 +45,7 @@ class KeptRates:
         that fails (a full disk, a read-only folder) keeps nothing and stops nothing."""
         if units <= 0 or seconds <= 0:
             return
-        self._all.pop(self.prefix + kind, None)
+        self._all.pop(self.prefix + kind, None)  # (then the newest, last)
         self._all[self.prefix + kind] = (float(units), float(seconds))
         newest = dict(list(self._all.items())[-MAX_ENTRIES:])
         with contextlib.suppress(OSError):
@@ -61,15 +54,12 @@ class KeptRates:
 
 def _read(path: Path) -> dict[str, tuple[float, float]]:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return {}
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text()) if path.stat().st_size <= MAX_BYTES else {}
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict):
-        return {}
-    kept = {}
-    for key, value in data.items():
-        if isinstance(value, list) and len(value) == 2 and all(type(v) in (int, float) and 0 < v < 1e15 for v in value):
-            kept[str(key)] = (float(value[0]), float(value[1]))
-    return kept
+    pairs = data.items() if isinstance(data, dict) else ()
+    return {
+        str(key): (float(value[0]), float(value[1]))
+        for key, value in pairs
+        if isinstance(value, list) and len(value) == 2 and all(type(v) in (int, float) and 0 < v < 1e15 for v in value)
+    }

@@ -1,15 +1,12 @@
 """Progress lines of a training run on stderr: every phase, a line at least every 10 s.
 
-The run goes through phases (starting, recording the warm start, fitting it, PPO, each evaluation,
-saving). :meth:`Progress.phase` opens one, as a context (an evaluation opens inside PPO, which
-takes over again after it); :meth:`Progress.advance` reports how far it is. A line is printed when
-a phase opens, when it is done, and whenever PROGRESS_SECONDS have passed since the last line: a
-background thread prints the current phase's state when the code is busy and says nothing itself
-(a first run compiling the engine, a long evaluation). Every line names the phase, how far it is
-(when ``max_minutes`` ends it before its count, the share of its time used: "of the time
-allowed"), its rate, the time it has taken and the time left ("starting" until a rate is known); with a
-:class:`train.run.plan.RunPlan` (:attr:`Progress.plan`, which each phase's ``work`` feeds), it
-also gives the run's stage and the time left for the whole run::
+:meth:`Progress.phase` opens a phase as a context (an evaluation opens inside PPO, which takes over
+again after it); :meth:`Progress.advance` reports how far it is. A line comes when a phase opens,
+when it is done, and PROGRESS_SECONDS after the last line (from a background thread when the code
+says nothing itself: a first run compiling the engine, a long evaluation). Each names the phase,
+how far it is (when ``max_minutes`` ends it before its count, its share "of the time allowed"),
+its rate, its time taken and left ("starting" until a rate is known); with a
+:class:`train.run.plan.RunPlan` (:attr:`Progress.plan`) also the run's stage and whole time left::
 
     [train] [stage 5/5] PPO: 1,048,576/3,000,000 steps (35%)  5,120 steps/s  3m25s elapsed, 6m21s left;
     run: 1h02m elapsed, 6m21s left ±20%  vs expert 0.51 [0.48, 0.54]       (one line, cut here)
@@ -23,41 +20,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from eval.progress import rate_text
+
+if TYPE_CHECKING:  # (the plan imports this module)
+    from train.run.plan import RunPlan
 
 PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
 TICK_SECONDS = 0.25  # how often the background thread looks
 
 
 @dataclass
-class Measured:
-    """An open phase as the run plan reads it: its kind of work, units done and in all, and
-    those done and the seconds passed since it opened."""
-
-    kind: str
-    done: int
-    total: int
-    units: int
-    seconds: float
-
-
-class Plan(Protocol):
-    """What the progress lines ask of the run's plan (:class:`train.run.plan.RunPlan`, which
-    imports this module: the lines know the plan only by these)."""
-
-    deadline: float
-
-    def elapsed(self) -> float: ...
-    def where(self, what: str) -> str: ...
-    def left(self, open_phases: list[Measured]) -> str: ...
-    def opened(self, kind: str) -> None: ...
-    def closed(self, kind: str, units: int, seconds: float) -> None: ...
-
-
-@dataclass
-class _Phase:
+class Phase:
     what: str
     unit: str
     total: int
@@ -67,10 +42,7 @@ class _Phase:
     started: float = 0.0
     first: int = 0  # done when the phase opened: the rate counts from there
 
-    def measured(self, now: float) -> Measured:
-        return Measured(self.work, self.done, self.total, self.done - self.first, now - self.started)
-
-    def line(self, now: float, plan: Plan | None, open_phases: list[_Phase]) -> str:
+    def line(self, now: float, plan: RunPlan | None, open_phases: list[Phase]) -> str:
         elapsed = now - self.started
         text = f"[train] {plan.where(self.what) if plan else ''}{self.what}"
         if self.total:
@@ -78,17 +50,15 @@ class _Phase:
             speed = f"  {rate_text(rate)} {self.unit}/s" if rate > 0 else ""
             seconds = max(self.total - self.done, 0) / rate if rate > 0 else 0.0
             share = f"{self.done / self.total:.0%}"
-            if plan and plan.deadline and rate > 0:  # max_minutes ends the run, and this phase, by then
-                by_deadline = max(plan.deadline - plan.elapsed(), 0.0)
-                if by_deadline < seconds:  # the time runs out first: how far is its share of the phase's time
-                    seconds = by_deadline
-                    share = f"{elapsed / (elapsed + seconds):.0%} of the time allowed"
+            if plan and rate > 0 and plan.allowed() < seconds:  # max_minutes ends the run, and this phase, first:
+                seconds = plan.allowed()  # how far it is is its share of the phase's time
+                share = f"{elapsed / (elapsed + seconds):.0%} of the time allowed"
             left = f"{duration(seconds)} left" if rate > 0 else "starting"
             text += f": {self.done:,}/{self.total:,} {self.unit} ({share}){speed}  {duration(elapsed)} elapsed, {left}"
         else:
             text += f": {duration(elapsed)} elapsed"
         if plan:
-            text += "; " + plan.left([phase.measured(now) for phase in open_phases if phase.work])
+            text += "; " + plan.left(open_phases, now)
         if self.note:
             text += self.note()
         return text
@@ -100,8 +70,8 @@ class Progress:
     def __init__(self, enabled: bool = True, stream: TextIO | None = None) -> None:
         self.enabled = enabled
         self.stream = stream
-        self._phases: list[_Phase] = []
-        self.plan: Plan | None = None  # the run's stages, once known: stage and time left in every line
+        self._phases: list[Phase] = []
+        self.plan: RunPlan | None = None  # the run's stages, once known: stage and time left in every line
         self._last_line = time.monotonic()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -116,17 +86,19 @@ class Progress:
         adds to each of its lines. Its first line is printed at once and its last when it is
         complete, unless ``quiet`` (a short part of a larger phase: lines only if it lasts).
         ``work``: the run plan's kind of work it does (its units and time measure that kind's rate)."""
-        self._phases.append(_Phase(what, unit, total, done, note, work, started=time.monotonic(), first=done))
+        self._phases.append(Phase(what, unit, total, done, note, work, started=time.monotonic(), first=done))
         if self.plan and work:
             self.plan.opened(work)
-        self._start_thread()
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
+            self._thread.start()
         if not quiet:
-            self._print()
+            self.show()
         try:
             yield
         finally:
             if not quiet and self._phases[-1].total and self._phases[-1].done >= self._phases[-1].total:
-                self._print()
+                self.show()
             phase = self._phases.pop()
             if self.plan and work:
                 self.plan.closed(work, phase.done - phase.first, time.monotonic() - phase.started)
@@ -136,7 +108,7 @@ class Progress:
         if self._phases:
             self._phases[-1].done = done
             if time.monotonic() - self._last_line >= PROGRESS_SECONDS:
-                self._print()
+                self.show()
 
     def add(self, count: int) -> None:
         """The current phase has done ``count`` more."""
@@ -150,13 +122,8 @@ class Progress:
     def close(self) -> None:
         self._stopped.set()
 
-    # ------------------------------------------------------------ the pieces
-
     def show(self) -> None:
         """Print the current phase's line now."""
-        self._print()
-
-    def _print(self) -> None:
         phases = list(self._phases)  # the watching thread reads while the main thread opens and closes phases
         if phases:
             self._write(phases[-1].line(time.monotonic(), self.plan, phases))
@@ -167,15 +134,10 @@ class Progress:
             if self.enabled:
                 print(line, file=self.stream or sys.stderr, flush=True)
 
-    def _start_thread(self) -> None:
-        if self.enabled and self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="progress", daemon=True)
-            self._thread.start()
-
     def _watch(self) -> None:
         while not self._stopped.wait(TICK_SECONDS):
             if time.monotonic() - self._last_line >= PROGRESS_SECONDS:
-                self._print()
+                self.show()
 
 
 def duration(seconds: float) -> str:
