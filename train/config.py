@@ -2,8 +2,8 @@
 
 Every key of the YAML file must be a field below with a value of the field's type; anything
 else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
-Every number has a range (:data:`RANGES`: far above any useful value, so that no setting can ask for unbounded time or memory or overflow
-a float), and ``run_name`` must be a plain folder name: a value outside is refused before any work.
+Every number has a range (:data:`RANGES`), and ``run_name`` must be a plain folder name: a value
+outside is refused before any work.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import os
 import types
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -112,8 +112,31 @@ class Options:
 
     def check(self) -> None:
         """A ConfigError naming the first option that is not valid: what :func:`config_from_dict`, the
-        one place a config is made from outside values, asks before handing the config on."""
-        check_common(self)
+        one place a config is made from outside values, asks before handing the config on. Here the
+        checks both backends share; a backend's own follow in its override."""
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            check_type(f.name, getattr(self, f.name), hints[f.name])
+        for name, allowed in RANGES.items():
+            value = getattr(self, name, None)
+            if value is None:  # an option of the other backend
+                continue
+            if not allowed.each:
+                check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
+                continue
+            for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+                check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
+        for name, choices in CHOICES.items():
+            if hasattr(self, name) and getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {list(choices)}, got {shown(getattr(self, name))}")
+        if not self.net_arch:
+            raise ConfigError("net_arch must list at least one layer size")
+        check_run_name(self.run_name)
+        check_output_dir(self.output_dir)
+        if not self.opponents or sum(self.opponents.values()) <= 0:  # the league's draw weights (train/ppo/league.py)
+            raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
+        _check_bots("opponents", self.opponents, own=(SELF, SNAPSHOT))
+        _check_bots("eval_opponents", self.eval_opponents)
 
 
 @dataclass(frozen=True)
@@ -169,7 +192,7 @@ class TrainConfig(Options):
     max_minutes: float
 
     def check(self) -> None:
-        check_common(self)
+        super().check()
         if self.label_confirm and self.label_confirm <= self.label_worlds:
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
@@ -182,29 +205,14 @@ class TrainConfig(Options):
             )
         if self.horizon == "deal" and self.reward == "match":
             raise ConfigError("horizon 'deal' needs reward 'points' or 'equity': a match reward comes only at the match's end")
-        if self.distil_loss not in DISTIL_FITS:
-            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
-        if self.distil_from not in DISTIL_STARTS:
-            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {shown(self.distil_from)}")
-        if self.step_prior_suits not in RELABELLINGS:
-            raise ConfigError(f"step_prior_suits must be one of {sorted(RELABELLINGS)}, got {shown(self.step_prior_suits)}")
-        if self.policy_input not in POLICY_INPUTS:
-            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {shown(self.policy_input)}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
-        check_opponents(self.opponents)
         if self.init_policy and self.imitate:
             raise ConfigError("init_policy starts from a network: it goes with imitate ''")
-        imitate = [self.imitate] if self.imitate else []
-        bots = {
-            "imitate": imitate,
-            "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
-            "distil_eval": list(self.distil_eval),
-            "teacher_eval": list(self.teacher_eval),
-        }  # fmt: skip
-        for key, names in bots.items():
-            for name in names:
-                _check_bot(key, name)
+        _check_bots("imitate", [self.imitate] if self.imitate else [])
+        _check_bots("dagger_opponents", self.dagger_opponents, own=(SELF,))
+        _check_bots("distil_eval", self.distil_eval)
+        _check_bots("teacher_eval", self.teacher_eval)
         if self.init_policy:
             init_weights(self.init_policy, self.layout, self.net_arch)
 
@@ -333,6 +341,11 @@ RANGES = {
     "teacher_eval": Range(1, MAX_EVAL_BOARDS, each=True),
     "opponents": Range(0.0, MAX_COEF, each=True),
 }
+# Every option of either backend that takes one of a few values (as the message lists them), checked in this order.
+CHOICES = {
+    "reward": REWARD_MODES, "horizon": HORIZONS, "episode": EPISODES, "policy_input": sorted(POLICY_INPUTS),
+    "distil_loss": DISTIL_FITS, "distil_from": DISTIL_STARTS, "step_prior_suits": sorted(RELABELLINGS),
+}  # fmt: skip
 
 
 def fitted_labels(config: TrainConfig, round_: int) -> int:
@@ -410,33 +423,6 @@ def _gb(n: int) -> str:
     return f"{n / 2**30:,.1f} GB"
 
 
-def check_common(config: Any) -> None:
-    """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    every number's range, net_arch, the rules, reward, horizon or episode, run_name, output_dir and the
-    eval_opponents."""
-    hints = typing.get_type_hints(type(config))
-    for f in dataclasses.fields(config):
-        check_type(f.name, getattr(config, f.name), hints[f.name])
-    for name, allowed in RANGES.items():
-        value = getattr(config, name, None)
-        if value is None:  # an option of the other backend
-            continue
-        if not allowed.each:
-            check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
-            continue
-        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-            check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
-    if not config.net_arch:
-        raise ConfigError("net_arch must list at least one layer size")
-    for name, allowed in (("reward", REWARD_MODES), ("horizon", HORIZONS), ("episode", EPISODES)):
-        if hasattr(config, name) and getattr(config, name) not in allowed:
-            raise ConfigError(f"{name} must be one of {list(allowed)}, got {shown(getattr(config, name))}")
-    check_run_name(config.run_name)
-    check_output_dir(config.output_dir)
-    for name in config.eval_opponents:
-        _check_bot("eval_opponents", name)
-
-
 def check_range(
     name: str, value: float, low: float, high: float, low_allowed: bool = True, note: str | None = None
 ) -> None:
@@ -483,15 +469,6 @@ def check_output_dir(path: str) -> None:
             f"output_dir must be a folder's path (no control characters, at most {MAX_PATH_BYTES} bytes), "
             f"got {path[:80]!r}{'...' if len(path) > 80 else ''}"
         )
-
-
-def check_opponents(opponents: dict[str, float]) -> None:
-    """The league's draw weights (train/ppo/league.py): a positive sum, and every key self, snapshot or a bot."""
-    if not opponents or sum(opponents.values()) <= 0:
-        raise ConfigError(f"opponents needs weights with a positive sum, got {opponents}")
-    for name in opponents:
-        if name not in (SELF, SNAPSHOT):
-            _check_bot("opponents", name)
 
 
 def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
@@ -546,14 +523,17 @@ def label_search_options(text: str, student: str) -> dict[str, str]:
     return options
 
 
-def _check_bot(key: str, name: str) -> None:
-    """Build the bot ``name`` once, so that a typo fails now and not in the middle of training."""
+def _check_bots(key: str, names: Iterable[str], own: tuple[str, ...] = ()) -> None:
+    """Build each bot of ``names`` (but the learner's ``own`` networks) once, so that a typo fails now
+    and not in the middle of training."""
     import agents  # the check is cheap: make() only builds the bot
 
-    try:
-        agents.make(name)
-    except (ValueError, FileNotFoundError) as err:
-        raise ConfigError(f"{key}: {err}") from None
+    for name in names:
+        try:
+            if name not in own:
+                agents.make(name)
+        except (ValueError, FileNotFoundError) as err:
+            raise ConfigError(f"{key}: {err}") from None
 
 
 def check_type(name: str, value: Any, hint: Any) -> None:
