@@ -58,21 +58,18 @@ def config_from_args(
         rules = rule_values(args.rule)
     except ValueError as err:
         parser.error(str(err))
+    saved_run = args.resume and args.config is None
     config_file = args.config or cls.DEFAULTS_FILE
-    if args.resume and args.config is None:
+    if saved_run:
         run_dir = run_folder(args.run_name, args.output_dir, cls)
         config_file = saved_config_file(run_dir)
-        if config_file is None and candidates(run_dir):
+        if config_file is None:
             raise ResumeError(
                 f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
-                "config the run was started with"
+                "config the run was started with" if candidates(run_dir) else f"nothing to resume: no run in {run_dir}"
             )
-        if config_file is None:
-            raise ResumeError(f"nothing to resume: no run in {run_dir}")
     overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
-    saved_run = args.resume and args.config is None
-    config = read_config(cls, config_file, saved_run=saved_run, rules=rules, adjust=adjust, **overrides)
-    return config, config_file
+    return read_config(cls, config_file, saved_run, rules, adjust, **overrides), config_file
 
 
 def run_command(body: Callable[[list[str]], int], argv: list[str]) -> int:

@@ -131,8 +131,7 @@ class Options:
                 raise ConfigError(f"{name} must be one of {list(choices)}, got {shown(getattr(self, name))}")
         if not self.net_arch:
             raise ConfigError("net_arch must list at least one layer size")
-        check_run_name(self.run_name)
-        check_output_dir(self.output_dir)
+        check_run_folder(self.run_name, self.output_dir)
         if not self.opponents or sum(self.opponents.values()) <= 0:  # the league's draw weights (train/ppo/league.py)
             raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
         _check_bots("opponents", self.opponents, own=(SELF, SNAPSHOT))
@@ -451,19 +450,16 @@ def shown(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else f"{text[:limit]}..."
 
 
-def check_run_name(name: str) -> None:
-    """A ConfigError unless ``name`` can be a folder's own name on any system: not empty, '.' or
-    '..', no '/' or '\\', no control character (NUL cannot be in a path at all), short enough."""
+def check_run_folder(name: str, path: str) -> None:
+    """A ConfigError unless ``name`` (run_name) can be a folder's own name on any system: not empty,
+    '.' or '..', no '/' or '\\', no control character (NUL cannot be in a path at all), short enough;
+    and ``path`` (output_dir) can name a folder: not empty, no control character, not too long."""
     bad = not name or name in (".", "..") or any(c in "/\\" or not c.isprintable() for c in name)
     if bad or len(name.encode()) > MAX_NAME_BYTES:  # (surrogates are not printable: the encoding works)
         raise ConfigError(
             f"run_name must be a plain folder name (no '/', '\\' or control characters, not '.' or '..', at most "
             f"{MAX_NAME_BYTES} bytes), got {name[:80]!r}{'...' if len(name) > 80 else ''}"
         )
-
-
-def check_output_dir(path: str) -> None:
-    """A ConfigError unless ``path`` can name a folder: not empty, no control character, not too long."""
     if not path or any(not c.isprintable() for c in path) or len(path.encode()) > MAX_PATH_BYTES:
         raise ConfigError(
             f"output_dir must be a folder's path (no control characters, at most {MAX_PATH_BYTES} bytes), "
@@ -636,13 +632,6 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _yaml_problem(err: Exception) -> str:
-    """What a YAML error says, on one line: its problem and where (PyYAML's own text takes several)."""
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-    return problem if mark is None else f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-
-
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(f"no config file at {path}; {shipped}")
@@ -654,8 +643,10 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
         raise ConfigError(f"{path} holds more than {MAX_CONFIG_BYTES:,} bytes; a config file is far smaller")
     try:
         data = yaml.load(text.decode(), Loader=_UniqueKeyLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:  # on one line: its problem and where (PyYAML's takes several)
+        mark, problem = getattr(err, "problem_mark", None), getattr(err, "problem", None) or str(err).splitlines()[0]
+        where = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+        raise ConfigError(f"{path} is not valid YAML: {problem}{where}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
         raise ConfigError(f"{path} holds a value that cannot be read: {str(err).split(';')[0]}") from None
     if data is None:
@@ -725,6 +716,5 @@ def run_folder(run_name: str | None, output_dir: str | None, cls: type = TrainCo
     """The folder of run ``run_name`` under ``output_dir`` (None: the default of config class ``cls``)."""
     defaults = default_options(cls)
     run_name, output_dir = run_name or defaults["run_name"], output_dir or defaults["output_dir"]
-    check_run_name(run_name)
-    check_output_dir(output_dir)
+    check_run_folder(run_name, output_dir)
     return Path(output_dir) / run_name
