@@ -20,10 +20,14 @@ from typing import Any, ClassVar, TypeVar
 
 import yaml
 
+import agents
 from agents.averaged import RELABELLINGS
-from agents.policy import POLICY_INPUTS
+from agents.policy import (
+    ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, POLICY_INPUTS, PolicyBot, hidden_layers, input_size, widen,
+)  # fmt: skip
 from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.regular_file import read_bytes
+from allfours_env import N_ACTIONS
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
@@ -364,9 +368,6 @@ def held_labels(config: TrainConfig) -> int:
 def memory_needs(config: TrainConfig) -> dict[str, int]:
     """Bytes the big parts of a run take, estimated from the config (the rest, torch and the
     compiled engine, about BASE_BYTES): what :func:`check_memory` holds against the machine."""
-    from agents.policy import input_size  # noqa: PLC0415 (light; kept here so that config stays importable first)
-    from allfours_env import N_ACTIONS
-
     inputs = input_size(config.layout) + (OTHER_HANDS_SIZE if config.critic_sees_hands else 0)
     actor = mlp_parameters([input_size(config.layout), *config.net_arch, N_ACTIONS])
     critic = mlp_parameters([inputs, *config.critic_arch, 1]) if config.critic_arch else config.net_arch[-1] + 1
@@ -471,9 +472,6 @@ def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
     """The weights of the network ``init_policy`` names (widened to input ``layout`` if its own is
     one that ``layout``'s input begins with: :func:`agents.policy.widen`); a ConfigError unless it
     is one that an actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
-    import agents
-    from agents.policy import ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, PolicyBot, hidden_layers, widen
-
     try:
         bot = agents.make(spec)
     except (ValueError, FileNotFoundError) as err:
@@ -521,9 +519,7 @@ def label_search_options(text: str, student: str) -> dict[str, str]:
 
 def _check_bots(key: str, names: Iterable[str], own: tuple[str, ...] = ()) -> None:
     """Build each bot of ``names`` (but the learner's ``own`` networks) once, so that a typo fails now
-    and not in the middle of training."""
-    import agents  # the check is cheap: make() only builds the bot
-
+    and not in the middle of training (cheap: make() only builds the bot)."""
     for name in names:
         try:
             if name not in own:
@@ -545,10 +541,8 @@ def check_type(name: str, value: Any, hint: Any) -> None:
             if args[-1] is not Any:
                 check_type(f"{name}[{shown(k)}]" if k is not None else f"{name} item", v, args[-1])
         return
-    if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
+    if hint in (int, float):  # a float option takes an integer too; a bool is no number
+        ok = isinstance(value, (int, hint)) and not isinstance(value, bool)
     elif isinstance(hint, types.UnionType):
         ok = isinstance(value, typing.get_args(hint))
     else:
