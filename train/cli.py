@@ -43,11 +43,10 @@ def config_from_args(
     parser: argparse.ArgumentParser, args: argparse.Namespace, cls: type, adjust: Adjust | None = None
 ) -> tuple[Any, Path]:  # fmt: skip
     """The run's config (of class ``cls``, either backend's) and its file, from
-    :func:`add_run_arguments`' flags: ``--config`` or, resuming without it, the run's own saved
-    config, with ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, the ``--rule``
-    variants and ``adjust``'s changes over it, made and checked once. A usage error for a malformed
-    ``--rule`` or one with ``--resume`` (a resumed run keeps the rules it started with); ConfigError
-    or ResumeError say what else is wrong."""
+    :func:`add_run_arguments`' flags (resuming without ``--config``: the run's own saved config) and
+    ``adjust``'s changes, made and checked once. A usage error for a malformed ``--rule`` or one with
+    ``--resume`` (a resumed run keeps the rules it started with); ConfigError or ResumeError say what
+    else is wrong."""
     from train.run_folder.checkpoints import ResumeError, candidates, saved_config_file
     from allfours_env.rules import rule_values
     from train.config import read_config, run_folder
