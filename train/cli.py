@@ -17,15 +17,14 @@ if TYPE_CHECKING:
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:
     """``--config``, ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, ``--resume``,
     ``--quiet`` and ``--rule``."""
-    shipped = ", ".join(sorted(path.stem for path in default_config.parent.glob("*.yaml")))
-    parser.add_argument(
-        "--config", help=f"YAML config file, or a shipped config's name: {shipped} (default: {default_config.stem}; "
-        "with --resume: the run's own config.yaml)",
-    )
     from agents.shared.options import count
 
-    from train.config import MAX_SEED, MAX_STEPS
+    from train.config import MAX_SEED, MAX_STEPS, shipped_configs
 
+    parser.add_argument(
+        "--config", help=f"YAML config file, or a shipped config's name: {shipped_configs()} (default: "
+        f"{default_config.stem}; with --resume: the run's own config.yaml)",
+    )
     parser.add_argument("--total-steps", type=count(1, MAX_STEPS), help=steps_help)
     parser.add_argument("--seed", type=count(0, MAX_SEED), help="seed of the run")
     parser.add_argument("--run-name", help="folder name of the run under the output folder")
@@ -67,7 +66,7 @@ def config_from_args(
                 f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
                 "config the run was started with" if candidates(run_dir) else f"nothing to resume: no run in {run_dir}"
             )
-    overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
+    overrides = {name: getattr(args, name) for name in ("total_steps", "seed", "run_name", "output_dir")}  # None: unset
     return read_config(cls, config_file, saved_run, rules, adjust, **overrides), config_file
 
 

@@ -577,9 +577,8 @@ def config_name(spec: str | Path) -> str:
 
 
 def shipped_configs() -> str:
-    """What an error about a config file says is shipped."""
-    names = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
-    return f"the shipped configs, by name or path: {names} (in {CONFIG_DIR})"
+    """The names of the shipped configs, for a message or a flag's help."""
+    return ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
 
 
 def read_config(
@@ -592,7 +591,7 @@ def read_config(
     with every option the run had, so an option added since takes the value that keeps the run as it
     began (``cls.ADDED``), not today's default."""
     path = config_file(path)
-    data = _read_yaml(path, shipped_configs())
+    data = _read_yaml(path, f"the shipped configs, by name or path: {shipped_configs()} (in {CONFIG_DIR})")
     if saved_run:
         data = {**cls.ADDED, **data}  # type: ignore[attr-defined]  (every config class is an Options)
     data.update({k: v for k, v in overrides.items() if v is not None})

@@ -49,6 +49,5 @@ class RLlibConfig(Options):
 
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
-    """Read a YAML config (the options it changes from configs/rllib.yaml) and apply overrides
-    (None values are ignored)."""
+    """:func:`train.config.load_config` for the RLlib backend (its defaults: configs/rllib.yaml)."""
     return read_config(RLlibConfig, path, **overrides)
