@@ -11,14 +11,9 @@ then MaskablePPO self-play from that network; or Ray RLlib's PPO (``--backend rl
     python -m train --backend rllib --config configs/rllib.yaml       # on Ray RLlib (train/rllib/cli.py)
 
 The config, the output folder and the run lock are checked before torch is imported, so a bad
-value or a second run of the same folder is refused at once. Ctrl-C at any moment gives one line
-(what the run folder keeps for ``--resume``) and exit code 130, SIGTERM (a scheduler's stop) the
-same with 143; if the work was done, it says so and exits 0. A file the run cannot write (a full
-or read-only disk) stops it with one line and exit code 74: no temporary file is left, the
-previous checkpoint stays the latest, and the line says how to resume once the disk has room. The
-run's first line names its folder and stages; a progress line, with the run's stage and the time
-left for the whole run, comes at least every 10 s in every phase (train/run_folder/progress.py,
-train/run/plan.py).
+value or a second run of the same folder is refused at once. Stops (exit 130, 143 for SIGTERM) and
+a disk that refuses a write (exit 74) are one line saying what was kept and how to go on (README,
+"Reliability"); progress lines: train/run_folder/progress.py, train/run/plan.py.
 """
 
 from __future__ import annotations

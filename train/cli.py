@@ -17,15 +17,14 @@ if TYPE_CHECKING:
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: Path, steps_help: str) -> None:
     """``--config``, ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, ``--resume``,
     ``--quiet`` and ``--rule``."""
-    shipped = ", ".join(sorted(path.stem for path in default_config.parent.glob("*.yaml")))
-    parser.add_argument(
-        "--config", help=f"YAML config file, or a shipped config's name: {shipped} (default: {default_config.stem}; "
-        "with --resume: the run's own config.yaml)",
-    )
     from agents.shared.options import count
 
-    from train.config import MAX_SEED, MAX_STEPS
+    from train.config import MAX_SEED, MAX_STEPS, shipped_configs
 
+    parser.add_argument(
+        "--config", help=f"YAML config file, or a shipped config's name: {shipped_configs()} (default: "
+        f"{default_config.stem}; with --resume: the run's own config.yaml)",
+    )
     parser.add_argument("--total-steps", type=count(1, MAX_STEPS), help=steps_help)
     parser.add_argument("--seed", type=count(0, MAX_SEED), help="seed of the run")
     parser.add_argument("--run-name", help="folder name of the run under the output folder")
@@ -43,11 +42,10 @@ def config_from_args(
     parser: argparse.ArgumentParser, args: argparse.Namespace, cls: type, adjust: Adjust | None = None
 ) -> tuple[Any, Path]:  # fmt: skip
     """The run's config (of class ``cls``, either backend's) and its file, from
-    :func:`add_run_arguments`' flags: ``--config`` or, resuming without it, the run's own saved
-    config, with ``--total-steps``, ``--seed``, ``--run-name``, ``--output-dir``, the ``--rule``
-    variants and ``adjust``'s changes over it, made and checked once. A usage error for a malformed
-    ``--rule`` or one with ``--resume`` (a resumed run keeps the rules it started with); ConfigError
-    or ResumeError say what else is wrong."""
+    :func:`add_run_arguments`' flags (resuming without ``--config``: the run's own saved config) and
+    ``adjust``'s changes, made and checked once. A usage error for a malformed ``--rule`` or one with
+    ``--resume`` (a resumed run keeps the rules it started with); ConfigError or ResumeError say what
+    else is wrong."""
     from train.run_folder.checkpoints import ResumeError, candidates, saved_config_file
     from allfours_env.rules import rule_values
     from train.config import read_config, run_folder
@@ -58,21 +56,18 @@ def config_from_args(
         rules = rule_values(args.rule)
     except ValueError as err:
         parser.error(str(err))
+    saved_run = args.resume and args.config is None
     config_file = args.config or cls.DEFAULTS_FILE
-    if args.resume and args.config is None:
+    if saved_run:
         run_dir = run_folder(args.run_name, args.output_dir, cls)
         config_file = saved_config_file(run_dir)
-        if config_file is None and candidates(run_dir):
+        if config_file is None:
             raise ResumeError(
                 f"{run_dir} has no config.yaml and its checkpoints hold no copy; resume with --config naming the "
-                "config the run was started with"
+                "config the run was started with" if candidates(run_dir) else f"nothing to resume: no run in {run_dir}"
             )
-        if config_file is None:
-            raise ResumeError(f"nothing to resume: no run in {run_dir}")
-    overrides = {"total_steps": args.total_steps, "seed": args.seed, "run_name": args.run_name, "output_dir": args.output_dir}
-    saved_run = args.resume and args.config is None
-    config = read_config(cls, config_file, saved_run=saved_run, rules=rules, adjust=adjust, **overrides)
-    return config, config_file
+    overrides = {name: getattr(args, name) for name in ("total_steps", "seed", "run_name", "output_dir")}  # None: unset
+    return read_config(cls, config_file, saved_run, rules, adjust, **overrides), config_file
 
 
 def run_command(body: Callable[[list[str]], int], argv: list[str]) -> int:

@@ -2,8 +2,8 @@
 
 Every key of the YAML file must be a field below with a value of the field's type; anything
 else is a ``ConfigError`` that names the key. Command-line overrides go through the same check.
-Every number has a range (:data:`RANGES`: far above any useful value, so that no setting can ask for unbounded time or memory or overflow
-a float), and ``run_name`` must be a plain folder name: a value outside is refused before any work.
+Every number has a range (:data:`RANGES`), and ``run_name`` must be a plain folder name: a value
+outside is refused before any work.
 """
 
 from __future__ import annotations
@@ -13,17 +13,21 @@ import math
 import os
 import types
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import yaml
 
+import agents
 from agents.averaged import RELABELLINGS
-from agents.policy import POLICY_INPUTS
+from agents.policy import (
+    ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, POLICY_INPUTS, PolicyBot, hidden_layers, input_size, widen,
+)  # fmt: skip
 from agents.search import MAX_WORLDS, POLICY_SUFFIXES, ROLLOUTS
 from agents.shared.regular_file import read_bytes
+from allfours_env import N_ACTIONS
 from allfours_env.cards import N_SUITS
 from allfours_env.engine import EPISODES
 from allfours_env.rewards import REWARD_MODES
@@ -112,8 +116,30 @@ class Options:
 
     def check(self) -> None:
         """A ConfigError naming the first option that is not valid: what :func:`config_from_dict`, the
-        one place a config is made from outside values, asks before handing the config on."""
-        check_common(self)
+        one place a config is made from outside values, asks before handing the config on. Here the
+        checks both backends share; a backend's own follow in its override."""
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            check_type(f.name, getattr(self, f.name), hints[f.name])
+        for name, allowed in RANGES.items():
+            value = getattr(self, name, None)
+            if value is None:  # an option of the other backend
+                continue
+            if not allowed.each:
+                check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
+                continue
+            for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+                check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
+        for name, choices in CHOICES.items():
+            if hasattr(self, name) and getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {list(choices)}, got {shown(getattr(self, name))}")
+        if not self.net_arch:
+            raise ConfigError("net_arch must list at least one layer size")
+        check_run_folder(self.run_name, self.output_dir)
+        if not self.opponents or sum(self.opponents.values()) <= 0:  # the league's draw weights (train/ppo/league.py)
+            raise ConfigError(f"opponents needs weights with a positive sum, got {self.opponents}")
+        _check_bots("opponents", self.opponents, own=(SELF, SNAPSHOT))
+        _check_bots("eval_opponents", self.eval_opponents)
 
 
 @dataclass(frozen=True)
@@ -169,7 +195,7 @@ class TrainConfig(Options):
     max_minutes: float
 
     def check(self) -> None:
-        check_common(self)
+        super().check()
         if self.label_confirm and self.label_confirm <= self.label_worlds:
             raise ConfigError(
                 f"label_confirm must be 0 (off) or more than label_worlds ({self.label_worlds}), got {self.label_confirm}"
@@ -182,29 +208,14 @@ class TrainConfig(Options):
             )
         if self.horizon == "deal" and self.reward == "match":
             raise ConfigError("horizon 'deal' needs reward 'points' or 'equity': a match reward comes only at the match's end")
-        if self.distil_loss not in DISTIL_FITS:
-            raise ConfigError(f"distil_loss must be one of {list(DISTIL_FITS)}, got {shown(self.distil_loss)}")
-        if self.distil_from not in DISTIL_STARTS:
-            raise ConfigError(f"distil_from must be one of {list(DISTIL_STARTS)}, got {shown(self.distil_from)}")
-        if self.step_prior_suits not in RELABELLINGS:
-            raise ConfigError(f"step_prior_suits must be one of {sorted(RELABELLINGS)}, got {shown(self.step_prior_suits)}")
-        if self.policy_input not in POLICY_INPUTS:
-            raise ConfigError(f"policy_input must be one of {sorted(POLICY_INPUTS)}, got {shown(self.policy_input)}")
         if self.critic_sees_hands and not self.critic_arch:
             raise ConfigError("critic_sees_hands needs a critic of its own: give critic_arch, e.g. [256, 256]")
-        check_opponents(self.opponents)
         if self.init_policy and self.imitate:
             raise ConfigError("init_policy starts from a network: it goes with imitate ''")
-        imitate = [self.imitate] if self.imitate else []
-        bots = {
-            "imitate": imitate,
-            "dagger_opponents": [name for name in self.dagger_opponents if name != SELF],
-            "distil_eval": list(self.distil_eval),
-            "teacher_eval": list(self.teacher_eval),
-        }  # fmt: skip
-        for key, names in bots.items():
-            for name in names:
-                _check_bot(key, name)
+        _check_bots("imitate", [self.imitate] if self.imitate else [])
+        _check_bots("dagger_opponents", self.dagger_opponents, own=(SELF,))
+        _check_bots("distil_eval", self.distil_eval)
+        _check_bots("teacher_eval", self.teacher_eval)
         if self.init_policy:
             init_weights(self.init_policy, self.layout, self.net_arch)
 
@@ -333,6 +344,11 @@ RANGES = {
     "teacher_eval": Range(1, MAX_EVAL_BOARDS, each=True),
     "opponents": Range(0.0, MAX_COEF, each=True),
 }
+# Every option of either backend that takes one of a few values (as the message lists them), checked in this order.
+CHOICES = {
+    "reward": REWARD_MODES, "horizon": HORIZONS, "episode": EPISODES, "policy_input": sorted(POLICY_INPUTS),
+    "distil_loss": DISTIL_FITS, "distil_from": DISTIL_STARTS, "step_prior_suits": sorted(RELABELLINGS),
+}  # fmt: skip
 
 
 def fitted_labels(config: TrainConfig, round_: int) -> int:
@@ -352,9 +368,6 @@ def held_labels(config: TrainConfig) -> int:
 def memory_needs(config: TrainConfig) -> dict[str, int]:
     """Bytes the big parts of a run take, estimated from the config (the rest, torch and the
     compiled engine, about BASE_BYTES): what :func:`check_memory` holds against the machine."""
-    from agents.policy import input_size  # noqa: PLC0415 (light; kept here so that config stays importable first)
-    from allfours_env import N_ACTIONS
-
     inputs = input_size(config.layout) + (OTHER_HANDS_SIZE if config.critic_sees_hands else 0)
     actor = mlp_parameters([input_size(config.layout), *config.net_arch, N_ACTIONS])
     critic = mlp_parameters([inputs, *config.critic_arch, 1]) if config.critic_arch else config.net_arch[-1] + 1
@@ -410,33 +423,6 @@ def _gb(n: int) -> str:
     return f"{n / 2**30:,.1f} GB"
 
 
-def check_common(config: Any) -> None:
-    """The checks every backend's config (a dataclass like TrainConfig) shares: each field's type,
-    every number's range, net_arch, the rules, reward, horizon or episode, run_name, output_dir and the
-    eval_opponents."""
-    hints = typing.get_type_hints(type(config))
-    for f in dataclasses.fields(config):
-        check_type(f.name, getattr(config, f.name), hints[f.name])
-    for name, allowed in RANGES.items():
-        value = getattr(config, name, None)
-        if value is None:  # an option of the other backend
-            continue
-        if not allowed.each:
-            check_range(name, value, allowed.low, allowed.high, allowed.low_allowed, note=allowed.zero)
-            continue
-        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-            check_range(f"{name}[{shown(key)}]", item, allowed.low, allowed.high, allowed.low_allowed)
-    if not config.net_arch:
-        raise ConfigError("net_arch must list at least one layer size")
-    for name, allowed in (("reward", REWARD_MODES), ("horizon", HORIZONS), ("episode", EPISODES)):
-        if hasattr(config, name) and getattr(config, name) not in allowed:
-            raise ConfigError(f"{name} must be one of {list(allowed)}, got {shown(getattr(config, name))}")
-    check_run_name(config.run_name)
-    check_output_dir(config.output_dir)
-    for name in config.eval_opponents:
-        _check_bot("eval_opponents", name)
-
-
 def check_range(
     name: str, value: float, low: float, high: float, low_allowed: bool = True, note: str | None = None
 ) -> None:
@@ -465,19 +451,16 @@ def shown(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else f"{text[:limit]}..."
 
 
-def check_run_name(name: str) -> None:
-    """A ConfigError unless ``name`` can be a folder's own name on any system: not empty, '.' or
-    '..', no '/' or '\\', no control character (NUL cannot be in a path at all), short enough."""
+def check_run_folder(name: str, path: str) -> None:
+    """A ConfigError unless ``name`` (run_name) can be a folder's own name on any system: not empty,
+    '.' or '..', no '/' or '\\', no control character (NUL cannot be in a path at all), short enough;
+    and ``path`` (output_dir) can name a folder: not empty, no control character, not too long."""
     bad = not name or name in (".", "..") or any(c in "/\\" or not c.isprintable() for c in name)
     if bad or len(name.encode()) > MAX_NAME_BYTES:  # (surrogates are not printable: the encoding works)
         raise ConfigError(
             f"run_name must be a plain folder name (no '/', '\\' or control characters, not '.' or '..', at most "
             f"{MAX_NAME_BYTES} bytes), got {name[:80]!r}{'...' if len(name) > 80 else ''}"
         )
-
-
-def check_output_dir(path: str) -> None:
-    """A ConfigError unless ``path`` can name a folder: not empty, no control character, not too long."""
     if not path or any(not c.isprintable() for c in path) or len(path.encode()) > MAX_PATH_BYTES:
         raise ConfigError(
             f"output_dir must be a folder's path (no control characters, at most {MAX_PATH_BYTES} bytes), "
@@ -485,22 +468,10 @@ def check_output_dir(path: str) -> None:
         )
 
 
-def check_opponents(opponents: dict[str, float]) -> None:
-    """The league's draw weights (train/ppo/league.py): a positive sum, and every key self, snapshot or a bot."""
-    if not opponents or sum(opponents.values()) <= 0:
-        raise ConfigError(f"opponents needs weights with a positive sum, got {opponents}")
-    for name in opponents:
-        if name not in (SELF, SNAPSHOT):
-            _check_bot("opponents", name)
-
-
 def init_weights(spec: str, layout: int, net_arch: list[int]) -> dict[str, Any]:
     """The weights of the network ``init_policy`` names (widened to input ``layout`` if its own is
     one that ``layout``'s input begins with: :func:`agents.policy.widen`); a ConfigError unless it
     is one that an actor of input ``layout``, hidden layers ``net_arch`` and ReLU can take."""
-    import agents
-    from agents.policy import ACTIVATION_KEY, EXTENDS, LAYOUT_KEY, PolicyBot, hidden_layers, widen
-
     try:
         bot = agents.make(spec)
     except (ValueError, FileNotFoundError) as err:
@@ -546,14 +517,15 @@ def label_search_options(text: str, student: str) -> dict[str, str]:
     return options
 
 
-def _check_bot(key: str, name: str) -> None:
-    """Build the bot ``name`` once, so that a typo fails now and not in the middle of training."""
-    import agents  # the check is cheap: make() only builds the bot
-
-    try:
-        agents.make(name)
-    except (ValueError, FileNotFoundError) as err:
-        raise ConfigError(f"{key}: {err}") from None
+def _check_bots(key: str, names: Iterable[str], own: tuple[str, ...] = ()) -> None:
+    """Build each bot of ``names`` (but the learner's ``own`` networks) once, so that a typo fails now
+    and not in the middle of training (cheap: make() only builds the bot)."""
+    for name in names:
+        try:
+            if name not in own:
+                agents.make(name)
+        except (ValueError, FileNotFoundError) as err:
+            raise ConfigError(f"{key}: {err}") from None
 
 
 def check_type(name: str, value: Any, hint: Any) -> None:
@@ -569,10 +541,8 @@ def check_type(name: str, value: Any, hint: Any) -> None:
             if args[-1] is not Any:
                 check_type(f"{name}[{shown(k)}]" if k is not None else f"{name} item", v, args[-1])
         return
-    if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
+    if hint in (int, float):  # a float option takes an integer too; a bool is no number
+        ok = isinstance(value, (int, hint)) and not isinstance(value, bool)
     elif isinstance(hint, types.UnionType):
         ok = isinstance(value, typing.get_args(hint))
     else:
@@ -607,9 +577,8 @@ def config_name(spec: str | Path) -> str:
 
 
 def shipped_configs() -> str:
-    """What an error about a config file says is shipped."""
-    names = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
-    return f"the shipped configs, by name or path: {names} (in {CONFIG_DIR})"
+    """The names of the shipped configs, for a message or a flag's help."""
+    return ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
 
 
 def read_config(
@@ -622,7 +591,7 @@ def read_config(
     with every option the run had, so an option added since takes the value that keeps the run as it
     began (``cls.ADDED``), not today's default."""
     path = config_file(path)
-    data = _read_yaml(path, shipped_configs())
+    data = _read_yaml(path, f"the shipped configs, by name or path: {shipped_configs()} (in {CONFIG_DIR})")
     if saved_run:
         data = {**cls.ADDED, **data}  # type: ignore[attr-defined]  (every config class is an Options)
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -656,13 +625,6 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _yaml_problem(err: Exception) -> str:
-    """What a YAML error says, on one line: its problem and where (PyYAML's own text takes several)."""
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-    return problem if mark is None else f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-
-
 def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(f"no config file at {path}; {shipped}")
@@ -674,8 +636,10 @@ def _read_yaml(path: Path, shipped: str) -> dict[str, Any]:
         raise ConfigError(f"{path} holds more than {MAX_CONFIG_BYTES:,} bytes; a config file is far smaller")
     try:
         data = yaml.load(text.decode(), Loader=_UniqueKeyLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is not valid YAML: {_yaml_problem(err)}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:  # on one line: its problem and where (PyYAML's takes several)
+        mark, problem = getattr(err, "problem_mark", None), getattr(err, "problem", None) or str(err).splitlines()[0]
+        where = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+        raise ConfigError(f"{path} is not valid YAML: {problem}{where}") from None
     except (ValueError, RecursionError) as err:  # an integer past Python's 4,300 digits; nesting past its stack
         raise ConfigError(f"{path} holds a value that cannot be read: {str(err).split(';')[0]}") from None
     if data is None:
@@ -745,6 +709,5 @@ def run_folder(run_name: str | None, output_dir: str | None, cls: type = TrainCo
     """The folder of run ``run_name`` under ``output_dir`` (None: the default of config class ``cls``)."""
     defaults = default_options(cls)
     run_name, output_dir = run_name or defaults["run_name"], output_dir or defaults["output_dir"]
-    check_run_name(run_name)
-    check_output_dir(output_dir)
+    check_run_folder(run_name, output_dir)
     return Path(output_dir) / run_name

@@ -67,7 +67,13 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
         teachers = [[batched] * N_SEATS for _ in range(RECORD_TABLES)]
     else:
         teachers = [[agents.make(config.imitate) for _ in range(N_SEATS)] for _ in range(RECORD_TABLES)]
-    data = _allocate(size, input_size(config.layout), config.critic_sees_hands)
+    data = Demonstrations(
+        np.empty((size, input_size(config.layout)), dtype=np.float16),
+        np.empty((size, (HIDDEN_SIZE + 7) // 8), dtype=np.uint8) if config.critic_sees_hands else None,
+        np.empty((size, N_ACTIONS), dtype=bool),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.float32),
+    )
     rewards = np.zeros(size, dtype=np.float64)  # paid to the row's team until its next decision
     next_row = np.full(size, -1, dtype=np.int64)  # the same team's next decision at the same table
     last_row = np.full((RECORD_TABLES, 2), -1, dtype=np.int64)  # each team's latest decision per table
@@ -120,16 +126,6 @@ def record(config: TrainConfig, seed: int, report: Report | None = None) -> Demo
         returns[row] = rewards[row] + config.gamma * returns[next_row[row]]
     data.returns[:] = returns[:size]
     return data
-
-
-def _allocate(size: int, inputs: int, hands: bool) -> Demonstrations:
-    return Demonstrations(
-        np.empty((size, inputs), dtype=np.float16),
-        np.empty((size, (HIDDEN_SIZE + 7) // 8), dtype=np.uint8) if hands else None,
-        np.empty((size, N_ACTIONS), dtype=bool),
-        np.empty(size, dtype=np.int64),
-        np.empty(size, dtype=np.float32),
-    )
 
 
 def fit(policy, data: Demonstrations, config: TrainConfig, seed: int, report: Report | None = None) -> dict[str, float]:

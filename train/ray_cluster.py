@@ -17,21 +17,15 @@ class ClusterError(RuntimeError):
     """The Ray cluster asked for cannot be reached."""
 
 
-def _host_port(address: str) -> tuple[str, int]:
-    plain = address.split("://", 1)[-1]
-    host, sep, port = plain.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ClusterError(f"--address must be HOST:PORT of a Ray head (e.g. 10.0.0.5:6379), got {address!r}")
-    return host, int(port)
-
-
 def check_reachable(address: str) -> None:
     """Fail within seconds, with a clear message, when nothing listens at ``address``."""
     if address in SPECIAL_ADDRESSES:
         return
-    host, port = _host_port(address)
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ClusterError(f"--address must be HOST:PORT of a Ray head (e.g. 10.0.0.5:6379), got {address!r}")
     try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as err:
         raise ClusterError(
@@ -52,13 +46,11 @@ def start_ray(address: str | None) -> str:
     """``ray.init`` on the cluster at ``address`` (see :func:`cluster_address`), else locally; returns
     where. The command's own handlers for Ctrl-C and SIGTERM stay (Ray's would end it as a crash)."""
     with stop_handlers_kept():
-        return _start_ray(address)
+        import ray
 
-
-def _start_ray(address: str | None) -> str:
-    import ray
-
-    if address:
+        if not address:
+            ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+            return f"a local Ray instance ({os.cpu_count()} CPUs)"
         try:
             ray.init(address=address, log_to_driver=False)
         except ConnectionError as err:  # also a cluster with token authentication that refused us
@@ -68,5 +60,3 @@ def _start_ray(address: str | None) -> str:
                 f"~/.ray/auth_token (or {AUTH_MODE_ENV}=disabled on every node when starting the cluster)"
             ) from None
         return f"the Ray cluster at {address}"
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
-    return f"a local Ray instance ({os.cpu_count()} CPUs)"

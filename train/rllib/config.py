@@ -1,10 +1,6 @@
-"""Options of the RLlib backend: one typed dataclass, read from YAML.
-
-Same rules as :mod:`train.config`: every key must be a field below with a value of its type and,
-for a number, in its range (train/config.py's tables), anything else is a ``ConfigError`` naming
-the key (and, for a key of an older version, what it is called now: :data:`RENAMED`). Every
-default is in ``configs/rllib.yaml``: another config states only what it changes. Steps are
-environment steps: the learner's decisions (the league's, made inside the env, are not counted).
+"""Options of the RLlib backend: one typed dataclass, read from YAML and checked as :mod:`train.config`
+says (every default in ``configs/rllib.yaml``). Steps are environment steps: the learner's decisions
+(the league's, made inside the env, are not counted).
 """
 
 from __future__ import annotations
@@ -15,20 +11,9 @@ from typing import Any, ClassVar
 
 from agents.policy import ADVISED_LAYOUT
 
-from train.config import CONFIG_DIR, ConfigError, Options, check_common, check_opponents, init_weights, read_config
+from train.config import CONFIG_DIR, ConfigError, Options, init_weights, read_config
 
 RLLIB_CONFIG = CONFIG_DIR / "rllib.yaml"
-# Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names
-# where both backends have the option.
-RENAMED = {
-    "num_env_runners": "n_env_runners",
-    "num_envs_per_env_runner": "n_envs_per_runner",
-    "train_batch_size": "rollout_steps",
-    "minibatch_size": "batch_size",
-    "num_epochs": "n_epochs",
-    "league_size": "max_snapshots",
-    "self_play": "opponents",
-}
 
 
 @dataclass(frozen=True)
@@ -37,7 +22,17 @@ class RLlibConfig(Options):
     the one place they are written."""
 
     DEFAULTS_FILE: ClassVar[Path] = RLLIB_CONFIG
-    RENAMED: ClassVar[dict[str, str]] = RENAMED
+    # Options of earlier versions, by RLlib's names, and what they are called now: the SB3 config's names
+    # where both backends have the option.
+    RENAMED: ClassVar[dict[str, str]] = {
+        "num_env_runners": "n_env_runners",
+        "num_envs_per_env_runner": "n_envs_per_runner",
+        "train_batch_size": "rollout_steps",
+        "minibatch_size": "batch_size",
+        "num_epochs": "n_epochs",
+        "league_size": "max_snapshots",
+        "self_play": "opponents",
+    }
 
     # Ray: env runners, and tables of the vector env in each
     n_env_runners: int
@@ -46,15 +41,13 @@ class RLlibConfig(Options):
     rollout_steps: int  # PPO's batch: the learner decisions of all env runners before an update
 
     def check(self) -> None:
-        check_common(self)  # every number's range too (train/config.py's tables)
+        super().check()  # every number's range too (train/config.py's tables)
         if self.batch_size > self.rollout_steps:
             raise ConfigError(f"batch_size ({self.batch_size}) must not exceed rollout_steps ({self.rollout_steps})")
-        check_opponents(self.opponents)
         if self.init_policy:
             init_weights(self.init_policy, ADVISED_LAYOUT, self.net_arch)
 
 
 def load_rllib_config(path: str | Path = RLLIB_CONFIG, **overrides: Any) -> RLlibConfig:
-    """Read a YAML config (the options it changes from configs/rllib.yaml) and apply overrides
-    (None values are ignored)."""
+    """:func:`train.config.load_config` for the RLlib backend (its defaults: configs/rllib.yaml)."""
     return read_config(RLlibConfig, path, **overrides)
