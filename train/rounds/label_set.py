@@ -297,18 +297,9 @@ def remove_parts(folder: Path, shard: int) -> None:
 
 
 def parts_done(folder: Path, shard: int, rows: int, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
-    """The parts (of ``rows`` rows each) of an unfinished shard already written, each read and
-    checked: those intact, and why each damaged one is not."""
-    done, damaged = [], {}
-    for part in range(parts_of(settings, shard, rows)):
-        path = part_path(folder, shard, part)
-        if path.exists() or path.is_symlink():
-            try:
-                read_part(folder, shard, part, rows, settings)
-                done.append(part)
-            except LabelSetError as err:
-                damaged[part] = str(err)
-    return done, damaged
+    """The parts (of ``rows`` rows each) of an unfinished shard already written: :func:`_intact`."""
+    paths = {part: part_path(folder, shard, part) for part in range(parts_of(settings, shard, rows))}
+    return _intact(paths, lambda part: read_part(folder, shard, part, rows, settings))
 
 
 def rows_on_disk(folder: Path, settings: LabelSettings, rows: int) -> int:
@@ -325,13 +316,20 @@ def rows_on_disk(folder: Path, settings: LabelSettings, rows: int) -> int:
 
 
 def shards_done(folder: Path, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
-    """The shards already written, each read and checked: those intact, and why each damaged one
-    is not (a shard appears whole, being renamed into place, but may have been changed since)."""
+    """The shards already written: :func:`_intact` (a shard appears whole, being renamed into place,
+    but may have been changed since)."""
+    paths = {shard: shard_path(folder, shard) for shard in range(settings.shards())}
+    return _intact(paths, lambda shard: read_shard(folder, shard, settings))
+
+
+def _intact(paths: dict[int, Path], read: typing.Callable[[int], object]) -> tuple[list[int], dict[int, str]]:
+    """Of the numbered files ``paths``, those there, each read and checked by ``read``: those
+    intact, and why each damaged one is not."""
     done, damaged = [], {}
-    for k in range(settings.shards()):
-        if shard_path(folder, k).exists() or shard_path(folder, k).is_symlink():
+    for k, path in paths.items():
+        if path.exists() or path.is_symlink():
             try:
-                read_shard(folder, k, settings)
+                read(k)
                 done.append(k)
             except LabelSetError as err:
                 damaged[k] = str(err)
