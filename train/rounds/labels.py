@@ -221,7 +221,6 @@ def open_label_set(settings: LabelSettings, folder: Path, rows: int = PART_ROWS)
     and part there: the parts (of ``rows`` rows) still to make, shard by shard, those damaged
     among them (said on stderr) included. A LabelSetError or an OSError if the folder is not a
     label set's or cannot be written."""
-    folder = Path(folder)
     write_meta(folder, settings)
     done, damaged = shards_done(folder, settings)
     for shard, problem in damaged.items():
@@ -245,7 +244,6 @@ def label_shards(
     """Make parts ``todo`` (of ``rows`` rows each) of the label set of ``settings`` in ``folder``
     (:func:`open_label_set`), and each shard once its parts are all done: by ``workers`` processes
     here, or as tasks on the Ray cluster at ``address`` (:mod:`train.rounds.labels_ray`; the same labels)."""
-    folder = Path(folder)
     tasks = [(shard, part) for shard, parts in todo.items() for part in parts]
     already = settings.count - sum(len(part_rows(settings, *task, rows)) for task in tasks)
     missing = {shard: set(parts) for shard, parts in todo.items()}
