@@ -63,7 +63,7 @@ from agents.policy import (
     save_weights,
     widen,
 )
-from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thread
+from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, exit_on_stop, handle_stops, one_blas_thread
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
@@ -388,8 +388,6 @@ PRIOR_BYTES = 4 * N_ACTIONS  # a row's log-probabilities under the starting netw
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.shared.processes import exit_on_stop, handle_stops
-
     parser = _parser()
     args = parser.parse_args(argv)
     handle_stops()
@@ -497,8 +495,7 @@ def check_options(args: argparse.Namespace) -> list[int]:
     check_range("--seed", args.seed, 0, MAX_SEED)
     check_npz_out(args.out)
     hidden = _hidden_sizes(args.hidden)
-    counts = sum(settings.count for settings in check_sets(args.labels))
-    rows = counts * (1 + args.suit_copies)
+    rows = sum(settings.count for settings in check_sets(args.labels)) * (1 + args.suit_copies)
     needs = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * rows}
     if args.loss == "advantage":
         needs["the starting network's policy at every label (--loss advantage)"] = PRIOR_BYTES * rows
