@@ -128,15 +128,13 @@ def _seats(player: agents.Bot, opponents: str, table: int, rng: np.random.Genera
     seats of team ``table % 2`` (so each team's seats are the player's at half the tables)."""
     if not opponents:
         return [player] * 4
-    bots: list[agents.Bot] = []
-    for seat in range(4):
-        if seat % 2 == table % 2:
-            bots.append(player)
-        else:
-            bot = agents.make(opponents)
-            bot.reset(int(rng.integers(2**63)))
-            bots.append(bot)
-    return bots
+
+    def opponent() -> agents.Bot:  # (made and seeded seat by seat)
+        bot = agents.make(opponents)
+        bot.reset(int(rng.integers(2**63)))
+        return bot
+
+    return [player if seat % 2 == table % 2 else opponent() for seat in range(4)]
 
 
 def label_shard(
