@@ -42,13 +42,11 @@ part file of another size reads as damaged and its rows are labelled again).
 
 A label set may come from someone else, so everything read is checked before use
 (:class:`LabelSetError` naming the file and what is wrong): ``labels.json``'s settings have
-their types and ranges (:class:`LabelSettings`), and every column of a shard (or part) its dtype, its
-shape and its values: masks of 0/1 with two legal actions or more, values chances in 0..1 on
-the legal actions and NaN elsewhere, both actions legal, and observations the encoder could have
-written under the set's rules (flags 0 or 1, scalars in range, the set's rules block, one phase,
-dealer and leader, the current trick played from its leader on and none of it the observer's:
-the compiled feature and expert kernels read them, :func:`observation_problems`). A folder that
-holds other files and no ``labels.json`` is never written into.
+their types and ranges (:class:`LabelSettings`), and every column of a shard (or part) its dtype,
+its shape and the values its meaning above allows (:func:`check_columns`), the observations as the
+encoder could have written them under the set's rules, since the compiled feature and expert
+kernels read them (:func:`observation_problems`). A folder that holds other files and no
+``labels.json`` is never written into.
 """
 
 from __future__ import annotations

@@ -9,12 +9,9 @@
    the seat saw it (observation and legal actions);
 2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
    rather than following a few positions move by move;
-3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
-   depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
-   leave the kept choice; ``keep`` and ``rollout`` as search's options, the expert's choice
-   and rollouts by default), reset with a
-   seed of its own that the row keeps: every legal action's searched value is stored, and the
-   action search plays.
+3. each is searched by ``search`` with ``ms=0`` (no time budget: the label depends on the seed only;
+   ``worlds``, ``confirm``, ``keep`` and ``rollout`` are search's options), reset with a seed of its
+   own that the row keeps: every legal action's searched value is stored, and the action search plays.
 
 A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
 shard's positions and row seeds again (from the shard's seed: cheap next to searching) and
