@@ -401,11 +401,9 @@ def main(argv: list[str] | None = None) -> int:
             labels = read_labels(args.labels, layout, args.suit_copies, args.seed, prior)
         except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
             parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")
-        print(
-            f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, "
-            f"input layout {layout}",
-            file=sys.stderr,
-        )
+        copies = int(labels.is_copy.sum())
+        labelled = f"{len(labels.is_copy) - copies:,} labels and {copies:,} relabellings"
+        print(f"{labelled}, input layout {layout}", file=sys.stderr)
         temperature = args.tau if args.loss == "advantage" else args.temperature
         fit(
             actor, labels, temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss,
