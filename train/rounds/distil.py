@@ -255,20 +255,16 @@ class Actor(nn.Module):
         with torch.random.fork_rng(devices=[]):  # the random init is overwritten: torch's generator stays the caller's
             actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
         with torch.no_grad():
-            for i, layer in enumerate(actor.hidden):
+            for i, layer in [*enumerate(actor.hidden), ("_out", actor.out)]:  # w0, b0, ..., w_out, b_out
                 layer.weight.copy_(torch.from_numpy(np.array(weights[f"w{i}"], dtype=np.float32).T))
                 layer.bias.copy_(torch.from_numpy(np.array(weights[f"b{i}"], dtype=np.float32)))
-            actor.out.weight.copy_(torch.from_numpy(np.array(weights["w_out"], dtype=np.float32).T))
-            actor.out.bias.copy_(torch.from_numpy(np.array(weights["b_out"], dtype=np.float32)))
         return actor
 
     def weights(self, layout: int) -> Weights:
         w: Weights = {}
-        for i, layer in enumerate(self.hidden):
+        for i, layer in [*enumerate(self.hidden), ("_out", self.out)]:
             w[f"w{i}"] = layer.weight.detach().numpy().T.copy()
             w[f"b{i}"] = layer.bias.detach().numpy().copy()
-        w["w_out"] = self.out.weight.detach().numpy().T.copy()
-        w["b_out"] = self.out.bias.detach().numpy().copy()
         w[ACTIVATION_KEY] = np.array(self.activation_name)
         w[LAYOUT_KEY] = np.array(layout)
         return w
