@@ -41,7 +41,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +81,7 @@ from train.config import (
     check_range,
     network_needs,
 )
-from train.rounds.label_set import check_sets, iter_shards
+from train.rounds.label_set import check_sets, read_shard
 from train.run_folder.outputs import check_npz_out, write_failed
 from train.sparse_input import SparseInputLinear
 
@@ -123,11 +123,6 @@ class SparseRows:
             lo, hi = max(at, block * BLOCK), min(end, (block + 1) * BLOCK)
             self.columns[block][lo - block * BLOCK : hi - block * BLOCK] = columns[lo - at : hi - at]
             self.values[block][lo - block * BLOCK : hi - block * BLOCK] = values[lo - at : hi - at]
-
-    def head(self, rows: int) -> SparseRows:
-        """The first ``rows`` rows (sharing the blocks they use)."""
-        blocks = -(-int(self.row_ptr[rows]) // BLOCK)
-        return SparseRows(self.row_ptr[: rows + 1], self.columns[:blocks], self.values[:blocks], self.width)
 
     def __len__(self) -> int:
         return len(self.row_ptr) - 1
@@ -190,7 +185,8 @@ def read_labels(
     ``prior``, its log-probabilities at every row (it reads the raw observations, which the rows
     do not keep)."""
     rng = np.random.default_rng(seed)
-    rows = (1 + suit_copies) * sum(settings.count for settings in check_sets(folders))
+    sets = check_sets(folders)  # each shard read below holds the rows its set's settings say: every row is filled
+    rows = (1 + suit_copies) * sum(settings.count for settings in sets)
     # Filled in place (arrays allocated once, the inputs' blocks as reached): no heap fragments as
     # a few thousand small parts leave (measured for 1.4M rows kept as parts, then joined: 1.9 GB,
     # of which 0.7 GB fragments).
@@ -200,7 +196,7 @@ def read_labels(
         None if prior is None else np.empty((rows, N_ACTIONS), np.float32),
     )  # fmt: skip
     row = n = 0
-    for shard in (shard for folder in folders for shard in iter_shards(folder)):
+    for shard in (read_shard(f, k, s) for f, s in zip(folders, sets, strict=True) for k in range(s.shards())):
         obs, masks, values = shard["observation"], shard["action_mask"], shard["values"]
         search, player = shard["search_action"].astype(np.int64), shard["player_action"].astype(np.int64)
         source = np.arange(n, n + len(obs))
@@ -226,8 +222,7 @@ def read_labels(
             out.search_actions[row:end], out.player_actions[row:end] = v_search, v_player
             out.source[row:end], out.is_copy[row:end] = source, copy
             row = end
-    rest = (getattr(out, f.name) for f in fields(Labels)[1:])
-    return Labels(out.inputs.head(row), *(None if part is None else part[:row] for part in rest))
+    return out
 
 
 class Actor(nn.Module):
