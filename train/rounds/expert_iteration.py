@@ -58,7 +58,7 @@ from eval import evaluate
 
 from train.config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
 from train.rounds.distil import Actor, averaged_prior, fit, read_labels
-from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
+from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, read_meta, write_settings
 from train.rounds.labels import DEFAULT_TABLES, make_labels
 from train.run_folder import curve
 from train.run_folder.progress import Progress, duration
@@ -195,7 +195,7 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
         if old != new and Path(old).name == Path(new).name:
             moved[name] = new
     if moved and dataclasses.replace(found, **moved) == settings:
-        move_files(folder, **moved)
+        write_settings(folder, settings)
 
 
 def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:

@@ -54,7 +54,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -173,19 +173,15 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
             "give a new or empty folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    _write_settings(folder, settings)
+    write_settings(folder, settings)
 
 
 FILE_SETTINGS = ("player", "keep", "rollout")  # settings that may name a policy file
 
 
-def move_files(folder: Path, **paths: str) -> None:
-    """Name policy files of the settings (:data:`FILE_SETTINGS`) at their new places (a run folder
-    moved with the files in it)."""
-    _write_settings(folder, replace(read_meta(folder), **paths))
-
-
-def _write_settings(folder: Path, settings: LabelSettings) -> None:
+def write_settings(folder: Path, settings: LabelSettings) -> None:
+    """Write ``labels.json``: :func:`write_meta`'s, or over it the same settings but policy files
+    (:data:`FILE_SETTINGS`) named at their new places (a run folder moved with the files in it)."""
     meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
     write_text(folder / META_FILE, json.dumps(meta, indent=2))
 
