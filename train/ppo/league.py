@@ -131,7 +131,6 @@ class League:
         bots = [NetworkBot(self, bot.key) for bot in (self.current, *self.snapshots)]
         for bot, weights in zip(bots, [current, *snapshots]):
             bot.set_weights(weights)  # a policy file's checks
-        for slot, bot in enumerate(bots[1:]):
-            self.snapshots[slot].weights, self.snapshots[slot].policy = bot.weights, bot.policy
-        self.current.weights, self.current.policy = bots[0].weights, bots[0].policy
+        for bot, checked in zip((self.current, *self.snapshots), bots):  # (every slot: those not taken get None)
+            bot.weights, bot.policy = checked.weights, checked.policy
         self.taken, self.rng = taken, rng

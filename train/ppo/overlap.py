@@ -88,19 +88,12 @@ class _StepHooks:
     and end are called by the main thread."""
 
     def __init__(self, callback: Any):
-        self.callback = callback
-
-    def update_locals(self, locals_: dict[str, Any]) -> None:
-        self.callback.update_locals(locals_)
-
-    def on_step(self) -> bool:
-        return self.callback.on_step()
+        self.update_locals, self.on_step = callback.update_locals, callback.on_step
 
     def on_rollout_start(self) -> None:
         pass
 
-    def on_rollout_end(self) -> None:
-        pass
+    on_rollout_end = on_rollout_start
 
 
 class OverlappedMaskablePPO(FineTunePPO):
@@ -114,10 +107,6 @@ class OverlappedMaskablePPO(FineTunePPO):
         self._thread: threading.Thread | None = None
         self._outcome: tuple[_Collector, bool] | BaseException | None = None
         self.uncounted_steps = 0  # the steps of a restored rollout, counted at its join
-
-    @property
-    def rollout_steps(self) -> int:
-        return self.n_steps * self.n_envs
 
     def _excluded_save_params(self) -> list[str]:
         """Not in the saved model: the collection's buffer, policy copy and thread (checkpoints keep
@@ -200,8 +189,8 @@ class OverlappedMaskablePPO(FineTunePPO):
             setattr(self._spare, name, array)
         self._spare.pos, self._spare.full, self._spare.generator_ready = self._spare.buffer_size, True, False
         self._spare_full = True
-        self.num_timesteps -= self.rollout_steps
-        self.uncounted_steps = self.rollout_steps
+        self.uncounted_steps = self.n_steps * self.n_envs
+        self.num_timesteps -= self.uncounted_steps
 
     def _check_pending(self, arrays: dict[str, np.ndarray]) -> None:
         space = self.observation_space

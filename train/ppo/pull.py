@@ -26,7 +26,6 @@ from sb3_contrib import MaskablePPO
 from agents.policy import PolicyBot, Weights, input_size, legal_softmax
 
 
-
 class Pull:
     """The teacher and the schedule; :meth:`apply` is called after each PPO update."""
 

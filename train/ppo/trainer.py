@@ -239,7 +239,7 @@ class Trainer(BaseCallback):
         take_snapshot = steps >= self.next_snapshot
         if take_snapshot:
             self.next_snapshot += self.config.snapshot_every
-        self._send_weights(take_snapshot)
+        self.tables.league.update(weights_from_policy(self.model.policy), take_snapshot)
         evaluated = steps >= self.next_eval
         if evaluated:
             self.next_eval += self.config.eval_every
@@ -271,9 +271,6 @@ class Trainer(BaseCallback):
         self.checkpoint()  # so that a finished run can be extended with --resume --total-steps
 
     # -- the pieces
-    def _send_weights(self, snapshot: bool) -> None:
-        self.tables.league.update(weights_from_policy(self.model.policy), snapshot)
-
     def evaluate(self) -> None:
         """Evaluate the policy against each of eval_opponents; evaluations.csv and the learning
         curve are written at once, so that an interrupted run has them too."""

@@ -41,7 +41,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ from agents.policy import (
     save_weights,
     widen,
 )
-from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, one_blas_thread
+from agents.shared.processes import USAGE_EXIT, WRITE_FAILED_EXIT, exit_on_stop, handle_stops, one_blas_thread
 from allfours_env import N_ACTIONS
 from allfours_env.observation import suit_relabelling
 
@@ -81,7 +81,7 @@ from train.config import (
     check_range,
     network_needs,
 )
-from train.rounds.label_set import check_sets, iter_shards
+from train.rounds.label_set import check_sets, read_shard
 from train.run_folder.outputs import check_npz_out, write_failed
 from train.sparse_input import SparseInputLinear
 
@@ -123,11 +123,6 @@ class SparseRows:
             lo, hi = max(at, block * BLOCK), min(end, (block + 1) * BLOCK)
             self.columns[block][lo - block * BLOCK : hi - block * BLOCK] = columns[lo - at : hi - at]
             self.values[block][lo - block * BLOCK : hi - block * BLOCK] = values[lo - at : hi - at]
-
-    def head(self, rows: int) -> SparseRows:
-        """The first ``rows`` rows (sharing the blocks they use)."""
-        blocks = -(-int(self.row_ptr[rows]) // BLOCK)
-        return SparseRows(self.row_ptr[: rows + 1], self.columns[:blocks], self.values[:blocks], self.width)
 
     def __len__(self) -> int:
         return len(self.row_ptr) - 1
@@ -190,7 +185,8 @@ def read_labels(
     ``prior``, its log-probabilities at every row (it reads the raw observations, which the rows
     do not keep)."""
     rng = np.random.default_rng(seed)
-    rows = (1 + suit_copies) * sum(settings.count for settings in check_sets(folders))
+    sets = check_sets(folders)  # each shard read below holds the rows its set's settings say: every row is filled
+    rows = (1 + suit_copies) * sum(settings.count for settings in sets)
     # Filled in place (arrays allocated once, the inputs' blocks as reached): no heap fragments as
     # a few thousand small parts leave (measured for 1.4M rows kept as parts, then joined: 1.9 GB,
     # of which 0.7 GB fragments).
@@ -200,7 +196,7 @@ def read_labels(
         None if prior is None else np.empty((rows, N_ACTIONS), np.float32),
     )  # fmt: skip
     row = n = 0
-    for shard in (shard for folder in folders for shard in iter_shards(folder)):
+    for shard in (read_shard(f, k, s) for f, s in zip(folders, sets, strict=True) for k in range(s.shards())):
         obs, masks, values = shard["observation"], shard["action_mask"], shard["values"]
         search, player = shard["search_action"].astype(np.int64), shard["player_action"].astype(np.int64)
         source = np.arange(n, n + len(obs))
@@ -226,8 +222,7 @@ def read_labels(
             out.search_actions[row:end], out.player_actions[row:end] = v_search, v_player
             out.source[row:end], out.is_copy[row:end] = source, copy
             row = end
-    rest = (getattr(out, f.name) for f in fields(Labels)[1:])
-    return Labels(out.inputs.head(row), *(None if part is None else part[:row] for part in rest))
+    return out
 
 
 class Actor(nn.Module):
@@ -255,20 +250,16 @@ class Actor(nn.Module):
         with torch.random.fork_rng(devices=[]):  # the random init is overwritten: torch's generator stays the caller's
             actor = cls(int(weights["w0"].shape[0]), hidden, str(weights[ACTIVATION_KEY]))
         with torch.no_grad():
-            for i, layer in enumerate(actor.hidden):
+            for i, layer in [*enumerate(actor.hidden), ("_out", actor.out)]:  # w0, b0, ..., w_out, b_out
                 layer.weight.copy_(torch.from_numpy(np.array(weights[f"w{i}"], dtype=np.float32).T))
                 layer.bias.copy_(torch.from_numpy(np.array(weights[f"b{i}"], dtype=np.float32)))
-            actor.out.weight.copy_(torch.from_numpy(np.array(weights["w_out"], dtype=np.float32).T))
-            actor.out.bias.copy_(torch.from_numpy(np.array(weights["b_out"], dtype=np.float32)))
         return actor
 
     def weights(self, layout: int) -> Weights:
         w: Weights = {}
-        for i, layer in enumerate(self.hidden):
+        for i, layer in [*enumerate(self.hidden), ("_out", self.out)]:
             w[f"w{i}"] = layer.weight.detach().numpy().T.copy()
             w[f"b{i}"] = layer.bias.detach().numpy().copy()
-        w["w_out"] = self.out.weight.detach().numpy().T.copy()
-        w["b_out"] = self.out.bias.detach().numpy().copy()
         w[ACTIVATION_KEY] = np.array(self.activation_name)
         w[LAYOUT_KEY] = np.array(layout)
         return w
@@ -388,8 +379,6 @@ PRIOR_BYTES = 4 * N_ACTIONS  # a row's log-probabilities under the starting netw
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.shared.processes import exit_on_stop, handle_stops
-
     parser = _parser()
     args = parser.parse_args(argv)
     handle_stops()
@@ -403,11 +392,9 @@ def main(argv: list[str] | None = None) -> int:
             labels = read_labels(args.labels, layout, args.suit_copies, args.seed, prior)
         except (ValueError, FileNotFoundError) as err:  # LabelSetError, ConfigError, CheckpointError
             parser.exit(USAGE_EXIT, f"python -m train.distil: error: {err}\n")
-        print(
-            f"{int((~labels.is_copy).sum()):,} labels and {int(labels.is_copy.sum()):,} relabellings, "
-            f"input layout {layout}",
-            file=sys.stderr,
-        )
+        copies = int(labels.is_copy.sum())
+        labelled = f"{len(labels.is_copy) - copies:,} labels and {copies:,} relabellings"
+        print(f"{labelled}, input layout {layout}", file=sys.stderr)
         temperature = args.tau if args.loss == "advantage" else args.temperature
         fit(
             actor, labels, temperature, args.epochs, args.lr, args.holdout, args.seed, args.loss,
@@ -497,8 +484,7 @@ def check_options(args: argparse.Namespace) -> list[int]:
     check_range("--seed", args.seed, 0, MAX_SEED)
     check_npz_out(args.out)
     hidden = _hidden_sizes(args.hidden)
-    counts = sum(settings.count for settings in check_sets(args.labels))
-    rows = counts * (1 + args.suit_copies)
+    rows = sum(settings.count for settings in check_sets(args.labels)) * (1 + args.suit_copies)
     needs = {"labels (of every --labels set, times 1 + --suit-copies)": LABEL_BYTES * rows}
     if args.loss == "advantage":
         needs["the starting network's policy at every label (--loss advantage)"] = PRIOR_BYTES * rows

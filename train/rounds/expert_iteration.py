@@ -58,7 +58,7 @@ from eval import evaluate
 
 from train.config import MAX_SEED, SELF, STUDENT, TrainConfig, fitted_labels, label_search_options
 from train.rounds.distil import Actor, averaged_prior, fit, read_labels
-from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, move_files, read_meta
+from train.rounds.label_set import FILE_SETTINGS, META_FILE, LabelSettings, read_meta, write_settings
 from train.rounds.labels import DEFAULT_TABLES, make_labels
 from train.run_folder import curve
 from train.run_folder.progress import Progress, duration
@@ -139,7 +139,7 @@ def run_rounds(
     student = start
     rounds = config.rounds
     if config.init_policy or rounds and STUDENT in rounds[0].search:  # round 1 reads the start as its student
-        _save_start(student_path(config.run_dir, 0), start)
+        _save(start, student_path(config.run_dir, 0))  # (written again, the same, on a resume)
     for round_, plan in enumerate(rounds, 1):
         sets = label_sets(config, round_)
         folders += [folder for folder, _ in sets]
@@ -152,12 +152,9 @@ def run_rounds(
                 against = f" against {settings.opponents}" if settings.opponents else ""
                 progress.say(f"round {round_}: labelling {settings.count:,} decisions of {settings.player}{against}")
                 make_labels(settings, folder, workers, progress, address=address)
-            if plan.start == "previous":
-                student = _fit(config, previous, [folder for folder, _ in sets], round_, progress)
-            else:
-                student = _fit(config, start, folders, round_, progress)
-            path.parent.mkdir(exist_ok=True)
-            save_weights(student, path)
+            initial, fitted = (previous, [f for f, _ in sets]) if plan.start == "previous" else (start, folders)
+            student = _fit(config, initial, fitted, round_, progress)
+            _save(student, path)
             progress.say(f"round {round_}: student {path} ({duration(time.monotonic() - begun)})")
         if not measured(config, rows, round_):
             labelled = sum(r.labels for r in rounds[:round_])
@@ -167,10 +164,9 @@ def run_rounds(
     return student
 
 
-def _save_start(path: Path, start: Weights) -> None:
-    """``students/round-0.npz``: the actor the rounds start from (written again, the same, on a resume)."""
+def _save(student: Weights, path: Path) -> None:
     path.parent.mkdir(exist_ok=True)
-    save_weights(start, path)
+    save_weights(student, path)
 
 
 def _finished_student(path: Path, start: Weights, round_: int, progress: Progress) -> Weights | None:
@@ -199,7 +195,7 @@ def _follow_a_move(folder: Path, settings: LabelSettings) -> None:
         if old != new and Path(old).name == Path(new).name:
             moved[name] = new
     if moved and dataclasses.replace(found, **moved) == settings:
-        move_files(folder, **moved)
+        write_settings(folder, settings)
 
 
 def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int, progress: Progress) -> Weights:
@@ -223,7 +219,6 @@ def _fit(config: TrainConfig, initial: Weights, folders: list[Path], round_: int
 
 
 Row = tuple[int, float, int, str, float, float, float, str]  # round, minutes, labels, bot, win rate, low, high, player
-PLAYERS = ("student", "teacher")  # whose strength a row of rounds.csv measures
 
 
 def evaluations(config: TrainConfig) -> dict[tuple[str, str], int]:

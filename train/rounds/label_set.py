@@ -42,13 +42,11 @@ part file of another size reads as damaged and its rows are labelled again).
 
 A label set may come from someone else, so everything read is checked before use
 (:class:`LabelSetError` naming the file and what is wrong): ``labels.json``'s settings have
-their types and ranges (:class:`LabelSettings`), and every column of a shard (or part) its dtype, its
-shape and its values: masks of 0/1 with two legal actions or more, values chances in 0..1 on
-the legal actions and NaN elsewhere, both actions legal, and observations the encoder could have
-written under the set's rules (flags 0 or 1, scalars in range, the set's rules block, one phase,
-dealer and leader, the current trick played from its leader on and none of it the observer's:
-the compiled feature and expert kernels read them, :func:`observation_problems`). A folder that
-holds other files and no ``labels.json`` is never written into.
+their types and ranges (:class:`LabelSettings`), and every column of a shard (or part) its dtype,
+its shape and the values its meaning above allows (:func:`check_columns`), the observations as the
+encoder could have written them under the set's rules, since the compiled feature and expert
+kernels read them (:func:`observation_problems`). A folder that holds other files and no
+``labels.json`` is never written into.
 """
 
 from __future__ import annotations
@@ -56,7 +54,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -175,19 +173,15 @@ def write_meta(folder: Path, settings: LabelSettings) -> None:
             "give a new or empty folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    _write_settings(folder, settings)
+    write_settings(folder, settings)
 
 
 FILE_SETTINGS = ("player", "keep", "rollout")  # settings that may name a policy file
 
 
-def move_files(folder: Path, **paths: str) -> None:
-    """Name policy files of the settings (:data:`FILE_SETTINGS`) at their new places (a run folder
-    moved with the files in it)."""
-    _write_settings(folder, replace(read_meta(folder), **paths))
-
-
-def _write_settings(folder: Path, settings: LabelSettings) -> None:
+def write_settings(folder: Path, settings: LabelSettings) -> None:
+    """Write ``labels.json``: :func:`write_meta`'s, or over it the same settings but policy files
+    (:data:`FILE_SETTINGS`) named at their new places (a run folder moved with the files in it)."""
     meta = {"format": FORMAT, "version": VERSION, "settings": asdict(settings)}
     write_text(folder / META_FILE, json.dumps(meta, indent=2))
 
@@ -297,18 +291,9 @@ def remove_parts(folder: Path, shard: int) -> None:
 
 
 def parts_done(folder: Path, shard: int, rows: int, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
-    """The parts (of ``rows`` rows each) of an unfinished shard already written, each read and
-    checked: those intact, and why each damaged one is not."""
-    done, damaged = [], {}
-    for part in range(parts_of(settings, shard, rows)):
-        path = part_path(folder, shard, part)
-        if path.exists() or path.is_symlink():
-            try:
-                read_part(folder, shard, part, rows, settings)
-                done.append(part)
-            except LabelSetError as err:
-                damaged[part] = str(err)
-    return done, damaged
+    """The parts (of ``rows`` rows each) of an unfinished shard already written: :func:`_intact`."""
+    paths = {part: part_path(folder, shard, part) for part in range(parts_of(settings, shard, rows))}
+    return _intact(paths, lambda part: read_part(folder, shard, part, rows, settings))
 
 
 def rows_on_disk(folder: Path, settings: LabelSettings, rows: int) -> int:
@@ -325,13 +310,20 @@ def rows_on_disk(folder: Path, settings: LabelSettings, rows: int) -> int:
 
 
 def shards_done(folder: Path, settings: LabelSettings) -> tuple[list[int], dict[int, str]]:
-    """The shards already written, each read and checked: those intact, and why each damaged one
-    is not (a shard appears whole, being renamed into place, but may have been changed since)."""
+    """The shards already written: :func:`_intact` (a shard appears whole, being renamed into place,
+    but may have been changed since)."""
+    paths = {shard: shard_path(folder, shard) for shard in range(settings.shards())}
+    return _intact(paths, lambda shard: read_shard(folder, shard, settings))
+
+
+def _intact(paths: dict[int, Path], read: typing.Callable[[int], object]) -> tuple[list[int], dict[int, str]]:
+    """Of the numbered files ``paths``, those there, each read and checked by ``read``: those
+    intact, and why each damaged one is not."""
     done, damaged = [], {}
-    for k in range(settings.shards()):
-        if shard_path(folder, k).exists() or shard_path(folder, k).is_symlink():
+    for k, path in paths.items():
+        if path.exists() or path.is_symlink():
             try:
-                read_shard(folder, k, settings)
+                read(k)
                 done.append(k)
             except LabelSetError as err:
                 damaged[k] = str(err)

@@ -9,12 +9,9 @@
    the seat saw it (observation and legal actions);
 2. ``shard_rows`` of those decisions are drawn uniformly, so the labels spread over whole matches
    rather than following a few positions move by move;
-3. each is searched by ``search`` with ``ms=0`` (all ``worlds`` worlds, no time budget: the label
-   depends on the seed only; with ``confirm``, ``confirm`` worlds in all where the first ones
-   leave the kept choice; ``keep`` and ``rollout`` as search's options, the expert's choice
-   and rollouts by default), reset with a
-   seed of its own that the row keeps: every legal action's searched value is stored, and the
-   action search plays.
+3. each is searched by ``search`` with ``ms=0`` (no time budget: the label depends on the seed only;
+   ``worlds``, ``confirm``, ``keep`` and ``rollout`` are search's options), reset with a seed of its
+   own that the row keeps: every legal action's searched value is stored, and the action search plays.
 
 A shard is made in parts of :data:`PART_ROWS` rows, each a task of its own: a part draws the
 shard's positions and row seeds again (from the shard's seed: cheap next to searching) and
@@ -128,15 +125,13 @@ def _seats(player: agents.Bot, opponents: str, table: int, rng: np.random.Genera
     seats of team ``table % 2`` (so each team's seats are the player's at half the tables)."""
     if not opponents:
         return [player] * 4
-    bots: list[agents.Bot] = []
-    for seat in range(4):
-        if seat % 2 == table % 2:
-            bots.append(player)
-        else:
-            bot = agents.make(opponents)
-            bot.reset(int(rng.integers(2**63)))
-            bots.append(bot)
-    return bots
+
+    def opponent() -> agents.Bot:  # (made and seeded seat by seat)
+        bot = agents.make(opponents)
+        bot.reset(int(rng.integers(2**63)))
+        return bot
+
+    return [player if seat % 2 == table % 2 else opponent() for seat in range(4)]
 
 
 def label_shard(
@@ -221,7 +216,6 @@ def open_label_set(settings: LabelSettings, folder: Path, rows: int = PART_ROWS)
     and part there: the parts (of ``rows`` rows) still to make, shard by shard, those damaged
     among them (said on stderr) included. A LabelSetError or an OSError if the folder is not a
     label set's or cannot be written."""
-    folder = Path(folder)
     write_meta(folder, settings)
     done, damaged = shards_done(folder, settings)
     for shard, problem in damaged.items():
@@ -245,7 +239,6 @@ def label_shards(
     """Make parts ``todo`` (of ``rows`` rows each) of the label set of ``settings`` in ``folder``
     (:func:`open_label_set`), and each shard once its parts are all done: by ``workers`` processes
     here, or as tasks on the Ray cluster at ``address`` (:mod:`train.rounds.labels_ray`; the same labels)."""
-    folder = Path(folder)
     tasks = [(shard, part) for shard, parts in todo.items() for part in parts]
     already = settings.count - sum(len(part_rows(settings, *task, rows)) for task in tasks)
     missing = {shard: set(parts) for shard, parts in todo.items()}

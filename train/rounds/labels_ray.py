@@ -22,9 +22,9 @@ WAIT_SECONDS = 1.0  # progress lines come at least this often
 RETRIES = 3  # a task whose worker died (a node lost) is made again elsewhere, this many times
 
 
-def check_address(address: str) -> str:
-    """``address`` if Ray is installed and a cluster listens there; a ValueError saying what is
-    missing (ClusterError is one) before any work."""
+def check_address(address: str) -> None:
+    """A ValueError saying what is missing (the ClusterError's words) unless Ray is installed and a
+    cluster listens at ``address``: before any work."""
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -35,7 +35,6 @@ def check_address(address: str) -> str:
         check_reachable(address)
     except ClusterError as err:
         raise ValueError(str(err)) from None
-    return address
 
 
 def make_parts_on_ray(
