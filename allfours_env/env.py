@@ -343,9 +343,6 @@ class raw_env(AECEnv):
             return None
         return text
 
-    def close(self) -> None:
-        pass
-
 
 def _check_agent(agent: object) -> str:
     """``agent`` if it is one of the env's agents, else a ValueError listing them."""
