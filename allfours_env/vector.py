@@ -124,11 +124,8 @@ class VectorGame:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if not isinstance(events, bool):
             raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
-        self._build(int(n), given_rules(rules, rule_kwargs), episode, events)
-
-    def _build(self, n: int, rules: Rules, episode: str, events: bool) -> None:
-        self.n = n
-        self.rules = rules
+        self.n = n = int(n)
+        self.rules = given_rules(rules, rule_kwargs)
         self.episode = episode
         self._params = rule_params(self.rules, episode)
         self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)
@@ -190,6 +187,9 @@ class VectorGame:
     ) -> tuple[list[list[list[int]]], np.ndarray, np.ndarray]:
         """The checked decks, dealers (-1: by the rule) and scores of the starts at ``tables``."""
         n = self.n
+        decks: list[list[list[int]]] = [[] for _ in range(n)]
+        dealers = np.full(n, -1, dtype=np.int64)
+        scores = np.zeros((n, 2), dtype=np.int64)
         if options is not None:
             listed = isinstance(options, Sequence) and not isinstance(options, str | bytes)
             listed = listed or isinstance(options, np.ndarray) and options.ndim == 1
@@ -199,10 +199,6 @@ class VectorGame:
                     f"options must be None or a list of {n} dicts or Nones, one per table (each dict with keys "
                     f"{RESET_OPTIONS}); got {got}"
                 )
-        decks: list[list[list[int]]] = [[] for _ in range(n)]
-        dealers = np.full(n, -1, dtype=np.int64)
-        scores = np.zeros((n, 2), dtype=np.int64)
-        if options is not None:
             for t in np.flatnonzero(tables):
                 decks[t], dealer, scores[t] = check_options(self.rules, options[t], f"options[{int(t)}]")
                 dealers[t] = -1 if dealer is None else dealer
