@@ -385,7 +385,7 @@ class MatchReview:
                     "actions": len(log.actions), "deals": self.deals, "scores": list(log.scores), "winner": log.winner},
             "settings": {"worlds": self.settings.worlds, "ms": self.settings.ms, "seed": self.settings.seed,
                          "open": self.settings.open, "seats": list(self.seats),
-                         "thresholds": {name: t for name, t in THRESHOLDS}, "accurate_within": ACCURATE_WITHIN,
+                         "thresholds": dict(THRESHOLDS), "accurate_within": ACCURATE_WITHIN,
                          "workers": self.workers},
             "seconds": round(self.seconds, 2),
             "command": command_line(self),
@@ -396,21 +396,16 @@ class MatchReview:
         }  # fmt: skip
 
 
-@lru_cache(maxsize=16)
-def _deal_starts(log: MatchLog) -> tuple[tuple[int, int, int, int, int], ...]:
+def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
+    """Each deal's first step, dealer and score before it (team 0's first)."""
     replay = Replay(log)
     out, deal = [], 0
     for step in range(replay.steps + 1):
         game = replay.game_at(step)
         if game.deal_number != deal and game.phase < DEAL_OVER:
             deal = game.deal_number
-            out.append((deal, step, game.dealer, game.scores[0], game.scores[1]))
-    return tuple(out)
-
-
-def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
-    """Each deal's first step, dealer and score before it (team 0's first)."""
-    return [{"deal": d, "step": step, "dealer": dealer, "scores": [a, b]} for d, step, dealer, a, b in _deal_starts(log)]
+            out.append({"deal": deal, "step": step, "dealer": game.dealer, "scores": [game.scores[0], game.scores[1]]})
+    return out
 
 
 def command_line(review: MatchReview) -> str:
@@ -446,12 +441,6 @@ def _review_in_worker(decision: Decision) -> DecisionReview:
     return _worker.review(decision)
 
 
-def warm_up(decision: Decision) -> None:
-    """Load the compiled kernels once (before the workers fork, so they inherit them)."""
-    bot = SearchBot(worlds=2, ms=0, seed=0)
-    bot.search({"observation": decision.observation, "action_mask": decision.mask})
-
-
 def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, workers: int = 1) -> Iterator[DecisionReview]:
     """Each decision's review, as it is done (in any order with several workers)."""
     if workers <= 1 or len(todo) < 2:
@@ -461,7 +450,8 @@ def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, worker
         return
     from ..shared.processes import end_workers, stops_held, worker_context
 
-    warm_up(todo[0])
+    # Load the compiled kernels once, before the workers fork, so that they inherit them.
+    SearchBot(worlds=2, ms=0, seed=0).search({"observation": todo[0].observation, "action_mask": todo[0].mask})
     with ProcessPoolExecutor(
         max_workers=min(workers, len(todo)), mp_context=worker_context(), initializer=_init_worker,
         initargs=(os.getpid(), settings, rules),
