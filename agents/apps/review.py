@@ -56,12 +56,10 @@ log, so a review of a log gives the same figures on any machine and with any num
 (``--ms 0``, the default: every world searched). ``--ms N`` gives each decision a time budget of
 about N ms instead (fewer worlds where time runs out): quicker on a slow machine, not repeatable.
 
-**Precision and time.** The default, 512 worlds a decision, reviews a whole match to 14 (70 to 150
-decisions with a choice in the matches measured) in 5 to 20 s on this project's 2-core machine with
-both cores, under load from other work (149 decisions in 17 to 18 s: docs/results.md, "Reviewing
-a match"). ``--worlds 128`` is about four times quicker and twice as noisy. Decisions are reviewed
-on ``--workers`` processes (default: every core), each seeded by its step, so the figures do not
-depend on the workers. Progress lines go to stderr.
+**Precision and time.** The default, 512 worlds a decision, reviews a match to 14 in 5 to 20 s on
+2 cores (docs/results.md, "Reviewing a match"); ``--worlds 128`` is about four times quicker and
+twice as noisy. Decisions are reviewed on ``--workers`` processes (default: every core); progress
+lines go to stderr.
 
 **Output**: ``--html`` (default ``LOG`` with ``.review.html``) a single self-contained page (the
 graph as inline SVG, no external resource, no script): the summary per seat, the graph, the
