@@ -105,12 +105,6 @@ def input_size(layout: int) -> int:
     return INPUT_SIZES[layout]
 
 
-def layout_of_size(inputs: int) -> int:
-    """The input layout of a network with ``inputs`` inputs (the current one if none fits: the
-    weight checks then say what is wrong)."""
-    return next((layout for layout, size in INPUT_SIZES.items() if size == inputs), ADVISED_LAYOUT)
-
-
 def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The policy inputs (float32[n, input_size(layout)]) of n observations and their masks."""
     return BATCH_INPUTS[layout](observations, masks)
@@ -183,7 +177,9 @@ def _actor_from_state(state: dict[str, np.ndarray], activation: str) -> Weights:
     prefix = SB3_TRUNK_PREFIX if any(k.startswith(SB3_TRUNK_PREFIX) for k in state) else SB3_ACTOR_PREFIX
     layers = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
     inputs = np.shape(state.get(f"{prefix}{layers[0]}.weight" if layers else "action_net.weight", ()))
-    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout_of_size(inputs[-1] if inputs else -1))}
+    # The layout of that many inputs; the current one if none fits (the weight checks then say what is wrong).
+    layout = next((layout for layout, size in INPUT_SIZES.items() if inputs and size == inputs[-1]), ADVISED_LAYOUT)
+    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout)}
     try:
         for i, layer in enumerate(layers):
             out[f"w{i}"] = np.asarray(state[f"{prefix}{layer}.weight"]).T.astype(np.float32)
