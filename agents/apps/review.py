@@ -58,8 +58,8 @@ about N ms instead (fewer worlds where time runs out): quicker on a slow machine
 
 **Precision and time.** The default, 512 worlds a decision, reviews a match to 14 in 5 to 20 s on
 2 cores (docs/results.md, "Reviewing a match"); ``--worlds 128`` is about four times quicker and
-twice as noisy. Decisions are reviewed on ``--workers`` processes (default: every core); progress
-lines go to stderr.
+twice as noisy. Decisions are reviewed on ``--workers`` processes (default: every core), each
+seeded by its step, so the figures do not depend on the workers; progress lines go to stderr.
 
 **Output**: ``--html`` (default ``LOG`` with ``.review.html``) a single self-contained page (the
 graph as inline SVG, no external resource, no script): the summary per seat, the graph, the
