@@ -58,6 +58,10 @@ INPUT_SIZES = {
     OBS_LAYOUT: OBS_SIZE + N_FEATURES, COMPACT_LAYOUT: COMPACT_SIZE, ADVISED_LAYOUT: ADVISED_SIZE,
     HISTORY_LAYOUT: HISTORY_SIZE,
 }  # fmt: skip
+BATCH_INPUTS = {
+    OBS_LAYOUT: batch_policy_input, COMPACT_LAYOUT: batch_compact_input, ADVISED_LAYOUT: batch_advised_input,
+    HISTORY_LAYOUT: batch_history_input,
+}  # fmt: skip
 # a config's policy_input -> input layout
 POLICY_INPUTS = {"compact": COMPACT_LAYOUT, "advised": ADVISED_LAYOUT, "history": HISTORY_LAYOUT}
 EXTENDS = {HISTORY_LAYOUT: ADVISED_LAYOUT}  # layout -> the layout whose input its own begins with
@@ -101,21 +105,9 @@ def input_size(layout: int) -> int:
     return INPUT_SIZES[layout]
 
 
-def layout_of_size(inputs: int) -> int:
-    """The input layout of a network with ``inputs`` inputs (the current one if none fits: the
-    weight checks then say what is wrong)."""
-    return next((layout for layout, size in INPUT_SIZES.items() if size == inputs), ADVISED_LAYOUT)
-
-
 def batch_inputs(layout: int, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The policy inputs (float32[n, input_size(layout)]) of n observations and their masks."""
-    if layout == ADVISED_LAYOUT:
-        return batch_advised_input(observations, masks)
-    if layout == HISTORY_LAYOUT:
-        return batch_history_input(observations, masks)
-    if layout == COMPACT_LAYOUT:
-        return batch_compact_input(observations, masks)
-    return batch_policy_input(observations, masks)
+    return BATCH_INPUTS[layout](observations, masks)
 
 
 def widen(weights: Weights, layout: int) -> Weights:
@@ -185,7 +177,9 @@ def _actor_from_state(state: dict[str, np.ndarray], activation: str) -> Weights:
     prefix = SB3_TRUNK_PREFIX if any(k.startswith(SB3_TRUNK_PREFIX) for k in state) else SB3_ACTOR_PREFIX
     layers = sorted({int(k[len(prefix) :].split(".")[0]) for k in state if k.startswith(prefix)})
     inputs = np.shape(state.get(f"{prefix}{layers[0]}.weight" if layers else "action_net.weight", ()))
-    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout_of_size(inputs[-1] if inputs else -1))}
+    # The layout of that many inputs; the current one if none fits (the weight checks then say what is wrong).
+    layout = next((layout for layout, size in INPUT_SIZES.items() if inputs and size == inputs[-1]), ADVISED_LAYOUT)
+    out: Weights = {ACTIVATION_KEY: np.array(activation), LAYOUT_KEY: np.array(layout)}
     try:
         for i, layer in enumerate(layers):
             out[f"w{i}"] = np.asarray(state[f"{prefix}{layer}.weight"]).T.astype(np.float32)
@@ -197,14 +191,6 @@ def _actor_from_state(state: dict[str, np.ndarray], activation: str) -> Weights:
     return out
 
 
-def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
-    for info in archive.infolist():
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise CheckpointError(
-                f"{path}: member {info.filename!r} unpacks to {info.file_size:,} bytes; a policy is far smaller"
-            )
-
-
 def _read_sb3_zip(path: Path) -> Weights:
     """The actor of an SB3 checkpoint without unpickling: weights-only torch load, JSON metadata."""
     try:
@@ -212,7 +198,10 @@ def _read_sb3_zip(path: Path) -> Weights:
     except ImportError:
         raise CheckpointError(f"reading {path} needs torch (pip install -e '.[train]'); or {NPZ_HINT}") from None
     with open_regular(path) as file, zipfile.ZipFile(file) as archive:
-        _check_members(archive, path)
+        for info in archive.infolist():
+            if info.file_size > MAX_MEMBER_BYTES:
+                size = f"{info.file_size:,} bytes"
+                raise CheckpointError(f"{path}: member {info.filename!r} unpacks to {size}; a policy is far smaller")
         names = archive.namelist()
         if SB3_WEIGHTS not in names or SB3_DATA not in names:
             raise CheckpointError(f"{path} is not an SB3 checkpoint (no {SB3_WEIGHTS!r} or {SB3_DATA!r} inside)")
@@ -307,21 +296,13 @@ def check_weights(weights: Weights, source: Any) -> int:
     if set(weights) != expected:
         missing, extra = sorted(expected - set(weights)), sorted(set(weights) - expected)
         raise fail(f"the arrays must be {sorted(expected)}; missing {missing}, unexpected {extra}")
-    inputs = input_size(layout)
-    check_layers(weights, n_hidden, inputs, N_ACTIONS, fail, f"layout {layout}: {inputs} inputs, {N_ACTIONS} actions")
-    return layout
-
-
-def check_layers(weights: Weights, n_hidden: int, inputs: int, outputs: int, fail: Any, shapes: str) -> None:
-    """Raise ``fail(problem)`` unless ``w0, b0, ..., w_out, b_out`` chain an MLP from ``inputs`` to
-    ``outputs`` (``shapes`` says so in the message) in finite float32-range values whose forward
-    pass cannot overflow (:func:`check_activation_bound`): the one walk of policy and value files."""
-    size = inputs
+    # The layers chain an MLP from the layout's inputs to N_ACTIONS in finite float32-range values.
+    size, shapes = input_size(layout), f"layout {layout}: {input_size(layout)} inputs, {N_ACTIONS} actions"
     for i in [*range(n_hidden), "_out"]:
         w, b = weights[f"w{i}"], weights[f"b{i}"]
         if w.ndim != 2 or w.shape[1] < 1:
             raise fail(f"w{i} must be a matrix of {size} rows ({shapes}), got shape {w.shape}")
-        width = outputs if i == "_out" else w.shape[1]
+        width = N_ACTIONS if i == "_out" else w.shape[1]
         for name, array, shape in ((f"w{i}", w, (size, width)), (f"b{i}", b, (width,))):
             if array.shape != shape:
                 raise fail(f"{name} has shape {array.shape}, expected {shape} ({shapes})")
@@ -333,6 +314,7 @@ def check_layers(weights: Weights, n_hidden: int, inputs: int, outputs: int, fai
                 raise fail(f"{name} holds NaN or infinite values, or values beyond float32's range")
         size = width
     check_activation_bound(weights, n_hidden, fail)
+    return layout
 
 
 def check_activation_bound(weights: Weights, n_hidden: int, fail: Any) -> None:

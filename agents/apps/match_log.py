@@ -311,11 +311,6 @@ class Replay:
     def steps(self) -> int:
         return len(self.log.actions)
 
-    @property
-    def kept(self) -> int:
-        """Games kept to jump from."""
-        return len(self._kept)
-
     def game_at(self, step: int) -> Game:
         """The game after ``step`` actions (0..steps); a ValueError outside that range."""
         if not _is_int(step) or not 0 <= step <= self.steps:

@@ -162,11 +162,6 @@ def new_game(seed: int, rules: Rules | Mapping[str, Any]) -> Game:
     return Game(as_rules(rules), np.random.default_rng(seed))
 
 
-def table_text(game: Game, seat: int) -> str:
-    """The table as ``seat`` sees it (the text env's ``render()`` when ``seat`` is to act)."""
-    return render_text(decode(encode(game, seat)), seat, f"player_{seat} to act")
-
-
 def result_line(game: Game) -> str:
     """The closing line of a finished match."""
     return f"Match over: team {game.winner} wins, team 0 {game.scores[0]} - team 1 {game.scores[1]}."
@@ -229,7 +224,7 @@ def play(
         match.run()
         while not match.over:
             output_fn("")
-            output_fn(table_text(game, seat))
+            output_fn(render_text(decode(encode(game, seat)), seat, f"player_{seat} to act"))
             action = ask(input_fn, output_fn, match.observe(seat), game.rules)
             if action is None:
                 output_fn(seed_line(seed, options))

@@ -56,12 +56,10 @@ log, so a review of a log gives the same figures on any machine and with any num
 (``--ms 0``, the default: every world searched). ``--ms N`` gives each decision a time budget of
 about N ms instead (fewer worlds where time runs out): quicker on a slow machine, not repeatable.
 
-**Precision and time.** The default, 512 worlds a decision, reviews a whole match to 14 (70 to 150
-decisions with a choice in the matches measured) in 5 to 20 s on this project's 2-core machine with
-both cores, under load from other work (149 decisions in 17 to 18 s: docs/results.md, "Reviewing
-a match"). ``--worlds 128`` is about four times quicker and twice as noisy. Decisions are reviewed
-on ``--workers`` processes (default: every core), each seeded by its step, so the figures do not
-depend on the workers. Progress lines go to stderr.
+**Precision and time.** The default, 512 worlds a decision, reviews a match to 14 in 5 to 20 s on
+2 cores (docs/results.md, "Reviewing a match"); ``--worlds 128`` is about four times quicker and
+twice as noisy. Decisions are reviewed on ``--workers`` processes (default: every core), each
+seeded by its step, so the figures do not depend on the workers; progress lines go to stderr.
 
 **Output**: ``--html`` (default ``LOG`` with ``.review.html``) a single self-contained page (the
 graph as inline SVG, no external resource, no script): the summary per seat, the graph, the
@@ -385,7 +383,7 @@ class MatchReview:
                     "actions": len(log.actions), "deals": self.deals, "scores": list(log.scores), "winner": log.winner},
             "settings": {"worlds": self.settings.worlds, "ms": self.settings.ms, "seed": self.settings.seed,
                          "open": self.settings.open, "seats": list(self.seats),
-                         "thresholds": {name: t for name, t in THRESHOLDS}, "accurate_within": ACCURATE_WITHIN,
+                         "thresholds": dict(THRESHOLDS), "accurate_within": ACCURATE_WITHIN,
                          "workers": self.workers},
             "seconds": round(self.seconds, 2),
             "command": command_line(self),
@@ -396,21 +394,16 @@ class MatchReview:
         }  # fmt: skip
 
 
-@lru_cache(maxsize=16)
-def _deal_starts(log: MatchLog) -> tuple[tuple[int, int, int, int, int], ...]:
+def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
+    """Each deal's first step, dealer and score before it (team 0's first)."""
     replay = Replay(log)
     out, deal = [], 0
     for step in range(replay.steps + 1):
         game = replay.game_at(step)
         if game.deal_number != deal and game.phase < DEAL_OVER:
             deal = game.deal_number
-            out.append((deal, step, game.dealer, game.scores[0], game.scores[1]))
-    return tuple(out)
-
-
-def deal_starts(log: MatchLog) -> list[dict[str, Any]]:
-    """Each deal's first step, dealer and score before it (team 0's first)."""
-    return [{"deal": d, "step": step, "dealer": dealer, "scores": [a, b]} for d, step, dealer, a, b in _deal_starts(log)]
+            out.append({"deal": deal, "step": step, "dealer": game.dealer, "scores": [game.scores[0], game.scores[1]]})
+    return out
 
 
 def command_line(review: MatchReview) -> str:
@@ -446,12 +439,6 @@ def _review_in_worker(decision: Decision) -> DecisionReview:
     return _worker.review(decision)
 
 
-def warm_up(decision: Decision) -> None:
-    """Load the compiled kernels once (before the workers fork, so they inherit them)."""
-    bot = SearchBot(worlds=2, ms=0, seed=0)
-    bot.search({"observation": decision.observation, "action_mask": decision.mask})
-
-
 def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, workers: int = 1) -> Iterator[DecisionReview]:
     """Each decision's review, as it is done (in any order with several workers)."""
     if workers <= 1 or len(todo) < 2:
@@ -461,7 +448,8 @@ def review_each(todo: Sequence[Decision], settings: Settings, rules: Any, worker
         return
     from ..shared.processes import end_workers, stops_held, worker_context
 
-    warm_up(todo[0])
+    # Load the compiled kernels once, before the workers fork, so that they inherit them.
+    SearchBot(worlds=2, ms=0, seed=0).search({"observation": todo[0].observation, "action_mask": todo[0].mask})
     with ProcessPoolExecutor(
         max_workers=min(workers, len(todo)), mp_context=worker_context(), initializer=_init_worker,
         initargs=(os.getpid(), settings, rules),

@@ -5,16 +5,14 @@ raise :class:`Terminated`, a KeyboardInterrupt, so a command ends the same way o
 raises a stop again until the command says it has caught it (:func:`stop_handled`; compiled code
 can swallow one), and :func:`exit_code` gives the shell's code for each (130, 143).
 
-:func:`start_worker` runs first in every worker (an eval worker's initializer): one thread for
-the BLAS library numpy calls (a worker per core: BLAS's own threads would fight the other workers
-for the cores; a search whose opponent model is a network decided 18 times slower with 2 workers
-on 2 cores), and :func:`bind_to_parent`. On Linux the
-kernel kills the worker when its parent dies, even by ``kill -9`` (``prctl(PR_SET_PDEATHSIG)``);
-elsewhere a thread polls the parent. SIGINT and SIGTERM are ignored in workers: a Ctrl-C on the
-terminal reaches the whole process group, and the parent alone decides what is kept, then ends
-its workers, so they never print tracebacks of their own. The parent starts its workers inside
-:func:`stops_held`, so a stop that comes between a fork and the worker's ignoring it waits
-(blocked, then dropped by the worker) instead of raising in the new process.
+:func:`start_worker` runs first in every worker (an eval worker's initializer): :func:`one_blas_thread`,
+and :func:`bind_to_parent`. On Linux the kernel kills the worker when its parent dies, even by
+``kill -9`` (``prctl(PR_SET_PDEATHSIG)``); elsewhere a thread polls the parent. SIGINT and SIGTERM
+are ignored in workers: a Ctrl-C on the terminal reaches the whole process group, and the parent
+alone decides what is kept, then ends its workers, so they never print tracebacks of their own.
+The parent starts its workers inside :func:`stops_held`, so a stop that comes between a fork and
+the worker's ignoring it waits (blocked, then dropped by the worker) instead of raising in the new
+process.
 """
 
 from __future__ import annotations
@@ -97,10 +95,9 @@ def handle_stops() -> None:
     """From now on Ctrl-C raises KeyboardInterrupt and SIGTERM :class:`Terminated` in the main
     thread (call it there, first thing in a command). A stop that comes while numba compiles or
     loads a kernel, or while torch is imported, waits until it returns (an exception there breaks
-    the compile, or aborts the process); one lost
-    anyway (compiled code calling back into Python may swallow it, or wrap it in a SystemError:
-    see :func:`stop_of`) is raised again every NUDGE_SECONDS until :func:`stop_handled` is
-    called, and a swallowed one is not printed."""
+    the compile, or aborts the process); one lost anyway (compiled code calling back into Python
+    may swallow it, or wrap it in a SystemError: see :func:`stop_of`) is raised again every
+    NUDGE_SECONDS until :func:`stop_handled` is called, and a swallowed one is not printed."""
     for stop in STOP_SIGNALS:
         signal.signal(stop, _on_stop)
     sys.unraisablehook = _quiet_about_stops

@@ -140,11 +140,6 @@ def query_int(request: Request, name: str, low: int, high: int) -> int | None:
     return check_int(name, value, low, high)
 
 
-def query_open(request: Request) -> bool | None:
-    text = request.query_params.get("open")
-    return None if text is None else text.lower() in ("1", "true", "yes")
-
-
 def locked(session: Session, work: Callable[[], Any]) -> Callable[[], Any]:
     """``work`` run under the match's lock (requests of one match take turns)."""
 
@@ -250,7 +245,8 @@ def create_app(
         with ``open``; a replay's at ``step``, every hand unless ``open`` says no."""
         session = store.get(request.path_params["match_id"])
         since = {"since": query_int(request, "since", 0, 10**9) or 0} if ask == "state" else {}
-        seat, open_all = query_int(request, "seat", 0, N_SEATS - 1), query_open(request)
+        seat, open_text = query_int(request, "seat", 0, N_SEATS - 1), request.query_params.get("open")
+        open_all = None if open_text is None else open_text.lower() in ("1", "true", "yes")
         if isinstance(session, ReplayMatch):
             step = query_int(request, "step", 0, 10**9)
             work = lambda: getattr(session, ask)(step, seat, True if open_all is None else open_all, **since)
@@ -263,7 +259,7 @@ def create_app(
         data = await read_json(request)
 
         def work() -> dict[str, Any]:
-            since = _since(data)  # (every check before the move: a refusal changes nothing)
+            since = check_int("since", data.get("since", 0), 0, 10**9)  # (every check before the move)
             move = session.act(data.get("action"), data.get("step"))
             return {**session.state(since=since), "move": move}
 
@@ -275,7 +271,8 @@ def create_app(
 
         def work() -> dict[str, Any]:
             start = time.perf_counter()
-            seat, open_all, since = data.get("seat"), data.get("open") is True, _since(data)
+            seat, open_all = data.get("seat"), data.get("open") is True
+            since = check_int("since", data.get("since", 0), 0, 10**9)
             session.viewer(seat, open_all)  # (every check before the move: a refusal changes nothing)
             move = session.advance(data.get("step"))
             out = {**session.state(seat, open_all, since), "move": move}
@@ -455,8 +452,3 @@ def client_of(request: Request) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
-
-
-def _since(data: dict[str, Any]) -> int:
-    since = data.get("since", 0)
-    return check_int("since", since, 0, 10**9)

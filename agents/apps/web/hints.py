@@ -25,10 +25,9 @@ from .views import action_label
 class Hinter:
     """An expert and a search bot of one match (seeded, so a hint is repeatable for that match)."""
 
-    def __init__(self, seed: int, worlds: int = DEFAULT_WORLDS) -> None:
+    def __init__(self, seed: int) -> None:
         self.expert = ExpertBot()
-        self.search = SearchBot(worlds=worlds, ms=0, seed=seed)
-        self.worlds = worlds
+        self.search = SearchBot(worlds=DEFAULT_WORLDS, ms=0, seed=seed)
 
     def hint(self, observation: Observation) -> dict[str, Any]:
         """The hint for the seat whose observation this is (it must be the seat to act)."""
@@ -42,7 +41,7 @@ class Hinter:
             values = self.search.search(observation).values
             best, kept = int(np.argmax(values)), int(np.flatnonzero(legal == expert)[0])
             search = int(legal[best]) if values[best] - values[kept] > self.search.margin else expert
-            worlds = self.worlds
+            worlds = self.search.worlds
         return {
             "expert": {"action": expert, "label": action_label(expert)},
             "search": {"action": search, "label": action_label(search)},
