@@ -88,6 +88,16 @@ def action_text(action: int) -> str:
     return DECISION_NAMES[action] if action in DECISION_NAMES else card_text(action)
 
 
+def illegal_message(seat: int, phase: int, action: object, legal: int) -> str:
+    """Why ``action`` is refused from ``seat`` in ``phase``, naming the legal actions (the bits ``legal``)."""
+    if isinstance(action, int | np.integer) and not isinstance(action, bool) and 0 <= action < N_ACTIONS:
+        what = action_text(int(action))
+    else:
+        what = f"{action!r} (actions are ints 0..55)"
+    legal_text = ", ".join(action_text(a) for a in range(N_ACTIONS) if legal >> a & 1)
+    return f"player_{seat} cannot take action {what} now ({PHASE_NAMES[phase]}); legal: {legal_text}"
+
+
 def check_deck(deck: Sequence[int], where: str = "deck") -> list[int]:
     """A deck as a list of ints, or a ValueError if it is not a permutation of 0..51."""
     if isinstance(deck, np.ndarray) and deck.shape == (N_CARDS,) and deck.dtype.kind in "iu":  # a shuffle: quick
@@ -286,4 +296,5 @@ __all__ = [
     "deal_seats",
     "dealer_draw",
     "first_dealer",
+    "illegal_message",
 ]

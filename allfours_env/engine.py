@@ -29,14 +29,13 @@ from .actions import (
     EPISODES,
     MATCH_OVER,
     N_ACTIONS,
-    PHASE_NAMES,
     PLAY,
     RUN,
     Event,
     IllegalActionError,
-    action_text,
     check_start,
     first_dealer,
+    illegal_message,
 )
 from .cards import N_CARDS, N_SEATS, cards_of
 from .observation import OBS_SIZE
@@ -273,7 +272,7 @@ class Game:
             elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":  # SB3's predict
                 action = int(action)
         if not (type(action) is int and 0 <= action < N_ACTIONS and legal >> action & 1):
-            raise IllegalActionError(self._illegal_message(action, legal))
+            raise IllegalActionError(illegal_message(self.current, self.phase, action, legal))
         self._legal = -1
         if not self._may_start_a_deal(action) or self._core._n_given[0] > st[_NEXT_DECK]:  # or a deck waits
             self._apply(action)
@@ -294,7 +293,7 @@ class Game:
         core, rng = self._core, self.rng
         rewind, queued = rng.bit_generator.state, int(core._n_given[0])
         queue = core._given
-        core._give(0, rng.permutation(N_CARDS))
+        core._give_each(np.array([0]), rng.permutation(N_CARDS)[None])
         if core._given is not queue:  # the queue grew into a new array: the kernels' arguments change
             self._rows()
         self._apply(action)
@@ -321,15 +320,6 @@ class Game:
             return action == RUN
         st = self._st
         return st[_PHASE] == PLAY and st[k.TRICK_LEN] == N_SEATS - 1 and st[k.TRICKS_PLAYED] + 1 == st[k.N_TRICKS]
-
-    def _illegal_message(self, action: object, legal: int) -> str:
-        legal_text = ", ".join(action_text(a) for a in cards_of(legal))
-        if isinstance(action, int | np.integer) and not isinstance(action, bool) and 0 <= action < N_ACTIONS:
-            what = action_text(int(action))
-        else:
-            what = f"{action!r} (actions are ints 0..55)"
-        phase_name = PHASE_NAMES[self.phase]
-        return f"player_{self.current} cannot take action {what} now ({phase_name}); legal: {legal_text}"
 
 
 _PHASE, _NEXT_DECK = k.PHASE, k.NEXT_DECK  # the columns every step reads, without a module lookup

@@ -205,12 +205,10 @@ class raw_env(AECEnv):
         self.episode_mode = episode
         self.possible_agents = list(AGENTS)
         high = observation_high(self.rules)
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, high, (OBS_SIZE,), np.float32),
-                "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
-            }
-        )
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(0.0, high, (OBS_SIZE,), np.float32),
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+        })  # fmt: skip
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
         state_high = np.concatenate([np.ones(STATE_SIZE - OBS_SIZE, dtype=np.float32), high])  # obs comes last
@@ -233,19 +231,9 @@ class raw_env(AECEnv):
         seed = check_seed(seed)
         warn = lambda keys: logger.warn(f"reset ignores unknown option(s) {keys}; allfours options: {list(RESET_OPTIONS)}")
         decks, dealer, scores = check_options(self.rules, options, on_unknown=warn)
-        if seed is not None or self.np_random is None:
-            rng, _ = seeding.np_random(seed)
-        else:
-            rng = self.np_random
+        rng = seeding.np_random(seed)[0] if seed is not None or self.np_random is None else self.np_random
         # The engine validates the options before using the generator: bad input changes nothing.
-        game = Game(
-            self.rules,
-            rng,
-            decks=decks,
-            dealer=dealer,
-            scores=scores,
-            episode=self.episode_mode,
-        )
+        game = Game(self.rules, rng, decks=decks, dealer=dealer, scores=scores, episode=self.episode_mode)
         self.np_random, self.game = rng, game
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0)
@@ -272,14 +260,14 @@ class raw_env(AECEnv):
     def _after_engine_step(self, agent: str) -> None:
         """Turn what the engine did into rewards, terminations and the next agent."""
         game = self.game
-        if self._rewards_given:  # rewards are per step: clear the last step's
-            rewards = self.rewards
-            for a in AGENTS:
-                rewards[a] = 0
-            self._rewards_given = False
         gain = table_gain(game.points, game.winner, self.reward_mode, game.scores, self._equity)
-        if gain:
-            self._give(0, gain)
+        if gain:  # zero-sum: +gain to both agents of team 0, -gain to the other two
+            for seat, a in enumerate(AGENTS):
+                self.rewards[a] = -gain if seat % 2 else gain
+        elif self._rewards_given:  # rewards are per step: clear the last step's
+            for a in AGENTS:
+                self.rewards[a] = 0
+        self._rewards_given = bool(gain)
         current = game.current
         if current < 0:  # the match (or the deal episode) is over
             for a in AGENTS:
@@ -287,14 +275,8 @@ class raw_env(AECEnv):
             self.agent_selection = agent
         else:
             self.agent_selection = AGENTS[current]
-        if self._rewards_given:
+        if gain:
             self._accumulate_rewards()
-
-    def _give(self, team: int, points: int) -> None:
-        """Zero-sum: +points to both agents of ``team``, -points to the other two."""
-        for seat, a in enumerate(AGENTS):
-            self.rewards[a] += points if seat % 2 == team else -points
-        self._rewards_given = True
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
         """AECEnv.last, with the agent to act known valid: observed without checking it again."""
@@ -360,9 +342,6 @@ class raw_env(AECEnv):
             print(text + "\n")
             return None
         return text
-
-    def close(self) -> None:
-        pass
 
 
 def _check_agent(agent: object) -> str:

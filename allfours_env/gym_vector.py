@@ -351,14 +351,10 @@ class AllFoursVectorEnv(VectorEnv):
                  for t, bots in enumerate(drawn)]  # fmt: skip
         previous = self.game.get_state()
         self.game.set_state(state["game"])  # checked: raises before changing anything
-        game = self.game
-        current = game.current
-        if state["started"] and not (
-            all(seats[t][current[t]] is None for t in np.flatnonzero(~game.is_over))
-        ):  # fmt: skip
-            self.game.set_state(previous)
-            raise ValueError("every table in play must wait for a learner seat")
-        try:
+        try:  # (a refusal from here on puts the game back)
+            current, playing = self.game.current, np.flatnonzero(~self.game.is_over)
+            if state["started"] and any(seats[t][current[t]] is not None for t in playing):
+                raise ValueError("every table in play must wait for a learner seat")
             for bots, items in zip(drawn, state["bots"], strict=True):
                 for bot, item in zip(bots, items, strict=True):
                     if isinstance(item, list) and item[1] is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -103,15 +104,10 @@ class Piece:
         return slice(self.offset, self.offset + self.size)
 
 
-def _layout() -> dict[str, Piece]:
-    out, offset = {}, 0
-    for name, size, meaning in _PIECES:
-        out[name] = Piece(name, offset, size, meaning)
-        offset += size
-    return out
-
-
-LAYOUT = _layout()
+LAYOUT = {
+    name: Piece(name, offset, size, meaning)
+    for (name, size, meaning), offset in zip(_PIECES, accumulate([size for _, size, _ in _PIECES], initial=0))
+}
 OBS_SIZE = sum(p.size for p in LAYOUT.values())
 N_FLAGS = LAYOUT["scores"].offset  # everything before the scalars is a 0/1 flag
 _RULES = LAYOUT["rules"].slice

@@ -85,11 +85,8 @@ def view_text(view: View) -> str:
         f"Decisions this deal: {', '.join(view.decided) or 'none'}.",
         f"Your hand: {_cards(view.hand)}.",
     ]
-    tricks = view.tricks
-    if view.table:  # the last trick is the current one
-        done, current = tricks[:-1], tricks[-1]
-    else:
-        done, current = tricks, []
+    tricks = view.tricks  # with a card on the table, the last trick is the current one
+    done, current = (tricks[:-1], tricks[-1]) if view.table else (tricks, [])
     for number, trick in enumerate(done, 1):
         plays = ", ".join(f"{SEAT_NAMES[seat]} {card_text(card)}" for seat, card in trick)
         lines.append(f"Trick {number}: {plays}; won by {SEAT_NAMES[_trick_winner(trick, view.trump)]}.")

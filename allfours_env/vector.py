@@ -40,14 +40,13 @@ from .actions import (
     EPISODES,
     EVENT_KINDS,
     N_ACTIONS,
-    PHASE_NAMES,
     RESET_OPTIONS,
     Event,
-    action_text,
     check_deck,
     check_options,
     check_seed,
     first_dealer,
+    illegal_message,
 )
 from .cards import N_CARDS, N_SEATS
 from .observation import OBS_SIZE, rules_block
@@ -125,11 +124,8 @@ class VectorGame:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if not isinstance(events, bool):
             raise ValueError(f"events must be True or False (record each step's events), got {events!r}")
-        self._build(int(n), given_rules(rules, rule_kwargs), episode, events)
-
-    def _build(self, n: int, rules: Rules, episode: str, events: bool) -> None:
-        self.n = n
-        self.rules = rules
+        self.n = n = int(n)
+        self.rules = given_rules(rules, rule_kwargs)
         self.episode = episode
         self._params = rule_params(self.rules, episode)
         self._kick_points = np.array(KICK_POINTS[self.rules.kick_points], dtype=np.int64)
@@ -191,6 +187,9 @@ class VectorGame:
     ) -> tuple[list[list[list[int]]], np.ndarray, np.ndarray]:
         """The checked decks, dealers (-1: by the rule) and scores of the starts at ``tables``."""
         n = self.n
+        decks: list[list[list[int]]] = [[] for _ in range(n)]
+        dealers = np.full(n, -1, dtype=np.int64)
+        scores = np.zeros((n, 2), dtype=np.int64)
         if options is not None:
             listed = isinstance(options, Sequence) and not isinstance(options, str | bytes)
             listed = listed or isinstance(options, np.ndarray) and options.ndim == 1
@@ -200,10 +199,6 @@ class VectorGame:
                     f"options must be None or a list of {n} dicts or Nones, one per table (each dict with keys "
                     f"{RESET_OPTIONS}); got {got}"
                 )
-        decks: list[list[list[int]]] = [[] for _ in range(n)]
-        dealers = np.full(n, -1, dtype=np.int64)
-        scores = np.zeros((n, 2), dtype=np.int64)
-        if options is not None:
             for t in np.flatnonzero(tables):
                 decks[t], dealer, scores[t] = check_options(self.rules, options[t], f"options[{int(t)}]")
                 dealers[t] = -1 if dealer is None else dealer
@@ -235,10 +230,7 @@ class VectorGame:
     def give_deck(self, table: int, deck: Sequence[int]) -> None:
         """Queue ``deck`` (a permutation of 0..51) for ``table``'s next deal that has none given:
         deals take the given decks in order, then shuffle from the table's stream."""
-        self._give(table, check_deck(deck))
-
-    def _give(self, table: int, deck: Sequence[int]) -> None:
-        self._give_each(np.array([table]), np.asarray(deck)[None])
+        self._give_each(np.array([table]), np.array([check_deck(deck)]))
 
     def _give_each(self, tables: np.ndarray, decks: np.ndarray) -> None:
         """Queue ``decks[i]`` (checked already) for table ``tables[i]`` (distinct tables)."""
@@ -398,7 +390,9 @@ class VectorGame:
         actions = actions.astype(np.int64, copy=False)
         bad = k.first_illegal(self._st, self._bs, actions, tables, self._params)
         if bad >= 0:
-            raise ValueError(self._illegal_message(bad, int(actions[bad])))
+            legal = int(k.legal_bits(self._st, self._bs, bad, self._params))
+            why = illegal_message(self._st[bad, k.CURRENT], self._st[bad, k.PHASE], int(actions[bad]), legal)
+            raise ValueError(f"table {bad}: {why}; no table changed")
         self._n_ev[tables] = 0  # (also at tables already over, which record nothing)
         k.step_all(
             self._st, self._bs, self._deck, self._trick_no, self._given, self._n_given, self._rng, actions, tables,
@@ -421,13 +415,6 @@ class VectorGame:
         if tables.shape != (self.n,) or tables.dtype != bool:
             raise ValueError(f"tables must be a bool array of shape ({self.n},), got {tables.dtype} {tables.shape}")
         return tables
-
-    def _illegal_message(self, table: int, action: int) -> str:
-        bits = int(k.legal_bits(self._st, self._bs, table, self._params))
-        legal = ", ".join(action_text(a) for a in range(N_ACTIONS) if bits >> a & 1)
-        what = action_text(action) if 0 <= action < N_ACTIONS else f"{action} (actions are ints 0..55)"
-        seat, phase = self._st[table, k.CURRENT], PHASE_NAMES[self._st[table, k.PHASE]]
-        return f"table {table}: player_{seat} cannot take action {what} now ({phase}); legal: {legal}; no table changed"
 
 
 __all__ = ["VectorGame", "rule_params"]

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agents.shared.options import count
 from agents.shared.processes import WRITE_FAILED_EXIT
@@ -150,7 +150,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if args.log_boards is not None and args.logs is None:
         parser.error("--log-boards goes with --logs DIR (the folder of the match logs)")
-    args.log_boards = args.log_boards or DEFAULT_LOG_BOARDS
+    args.log_boards = min(args.log_boards or DEFAULT_LOG_BOARDS, args.boards)  # boards per pair to log
     created: list[Path] = []
     try:
         plan = plan_round_robin(  # builds each bot once: fewer than 2, a bad spec or option is refused here
@@ -162,7 +162,7 @@ def _main(argv: Sequence[str] | None) -> int:
             first_board=args.first_board,
             bootstrap=args.bootstrap,
         )
-        logged = len(plan.pairs) * min(args.log_boards, args.boards)
+        logged = len(plan.pairs) * args.log_boards
         if args.logs is not None and logged > MAX_LOG_BOARDS:
             raise ValueError(
                 f"--logs would log {logged:,} boards (--log-boards for each pair), more than {MAX_LOG_BOARDS:,} in "
@@ -291,13 +291,13 @@ def _journal_to_continue(journal: Journal, args: argparse.Namespace) -> Finished
     return finished
 
 
-def _write_logs(plan: Any, folder: str, boards: int) -> int:
+def _write_logs(plan: Plan, folder: str, boards: int) -> int:
     """Write the match logs (see eval.match_logs); 0, or WRITE_FAILED_EXIT with one line saying why."""
     from .match_logs import write_match_logs
 
     again = "the results are written, and the same command with --resume writes the logs without playing again"
     try:
-        written = write_match_logs(plan, Path(folder), min(boards, len(plan.boards)))
+        written = write_match_logs(plan, Path(folder), boards)
     except OSError as err:
         print(f"python -m eval: could not write the match logs to {folder}: {err.strerror or err}; {again}",
               file=sys.stderr)  # fmt: skip

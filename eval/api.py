@@ -13,7 +13,6 @@ import numpy as np
 from agents.shared.processes import caught_stop
 from allfours_env.checks import count
 from allfours_env.engine import EPISODES
-from allfours_env.match import BotFailure
 from allfours_env.rules import Rules, as_rules
 
 from .boards import EVAL_NAMESPACE, MATCHES_PER_BOARD
@@ -150,8 +149,7 @@ def play_plan(
         bar = Progress(len(plan.pairs) * len(plan.boards), MATCHES_PER_BOARD, unit, done=len(finished))
         hooks.append(bar.update)
 
-    def task_done(pair: int, records: list[BoardRecord]) -> None:
-        finished.update(((pair, r.board), r) for r in records)
+    def task_done(pair: int, records: list[BoardRecord]) -> None:  # (run_pairs adds the records to finished)
         if on_task:
             on_task(pair, records)
         for hook in hooks:
@@ -161,20 +159,15 @@ def play_plan(
         records = run_pairs(
             plan.factories, plan.pairs, plan.boards, plan.rules, plan.episode, plan.workers, task_done, finished
         )
-    except BotFailure:  # a program bot that crashed, hung or answered wrong: the finished boards are on_task's
-        if bar:
-            bar.close()
-        raise
     except (KeyboardInterrupt, SystemError) as error:
         stop = caught_stop(error)
         if stop is None:
             raise
-        if bar:
-            bar.close()
         planned = len(plan.pairs) * len(plan.boards)
         raise EvaluationStopped(stop, _partial(plan, finished), len(finished), planned) from None
-    if bar:
-        bar.close()
+    finally:
+        if bar:
+            bar.close()
     return summarize(plan, records)
 
 

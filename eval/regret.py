@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.shared.atomic_file import atomic_path
-from agents.shared.npz_file import NpzError, read_npz
+from agents.shared.npz_file import read_npz
 from agents.shared.options import count, run_script
 from agents.shared.processes import one_blas_thread
 
@@ -89,10 +89,8 @@ def load_set(name: str) -> DecisionSet:
     try:
         arrays = read_npz(path, MAX_SET_BYTES)
         return _checked(Path(name).stem if name not in SHIPPED_SETS else name, arrays)
-    except (NpzError, OSError) as err:
+    except (OSError, ValueError) as err:  # (NpzError is a ValueError)
         raise ValueError(f"decision set {str(path)!r}: {getattr(err, 'strerror', None) or err}") from None
-    except ValueError as err:
-        raise ValueError(f"decision set {str(path)!r}: {err}") from None
 
 
 def _checked(name: str, arrays: dict[str, np.ndarray]) -> DecisionSet:

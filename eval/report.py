@@ -269,26 +269,25 @@ def write_outputs(result: TournamentResult, out_dir: str | os.PathLike[str]) -> 
         for p in result.pairs
         for row in (_stats_row(p.bot_a, p.bot_b, p.stats_a), _stats_row(p.bot_b, p.bot_a, p.stats_b))
     ] + [_stats_row(name, ALL_OPPONENTS, s) for name, s in stats.items()]
-    files: list[tuple[str, Callable[[IO[Any]], None], bool]] = [
-        (JSON_NAME, lambda f: f.write(json.dumps(to_json(result), indent=2, allow_nan=False) + "\n"), False),
-        (PAIRS_CSV_NAME, _csv_writer(PAIR_HEADERS, [_pair_row(p) for p in result.pairs]), False),
-        (BOTS_CSV_NAME, _csv_writer(BOT_HEADERS, bot_rows), False),
-        (PLOT_NAME, _plot_writer(result), True),
-    ]
+    files: dict[str, Callable[[IO[Any]], None]] = {
+        JSON_NAME: lambda f: f.write(json.dumps(to_json(result), indent=2, allow_nan=False) + "\n"),
+        PAIRS_CSV_NAME: _csv_writer(PAIR_HEADERS, [_pair_row(p) for p in result.pairs]),
+        BOTS_CSV_NAME: _csv_writer(BOT_HEADERS, bot_rows),
+        PLOT_NAME: _plot_writer(result),
+    }
     if result.ratings is not None:
         rating_rows = [[r.bot, r.elo, *r.ci] for r in result.ratings]
-        files.append((RATINGS_CSV_NAME, _csv_writer(["bot", "elo", "elo_low", "elo_high"], rating_rows), False))
+        files[RATINGS_CSV_NAME] = _csv_writer(["bot", "elo", "elo_low", "elo_high"], rating_rows)
     staging = Path(tempfile.mkdtemp(dir=folder, prefix=".eval-"))
     try:
-        for name, write, binary in files:
-            _write(staging / name, write, binary)
-        names = [name for name, _, _ in files]
+        for name, write in files.items():
+            _write(staging / name, write, binary=name == PLOT_NAME)
         for name in RESULT_NAMES:  # a link, FIFO or device there is refused, not replaced
             check_target(folder / name)
-        for stale in set(RESULT_NAMES) - set(names):  # another run's file would mix with these
+        for stale in set(RESULT_NAMES) - set(files):  # another run's file would mix with these
             (folder / stale).unlink(missing_ok=True)
-        for name in names:
+        for name in files:
             os.replace(staging / name, folder / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return [folder / name for name in names]
+    return [folder / name for name in files]

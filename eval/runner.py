@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from agents import Bot
@@ -95,15 +95,15 @@ def run_pairs(
     episode: str,
     workers: int,
     on_task: Callable[[int, list[BoardRecord]], None] | None = None,
-    finished: Mapping[tuple[int, int], BoardRecord] | None = None,
+    finished: dict[tuple[int, int], BoardRecord] | None = None,
 ) -> list[list[BoardRecord]]:
     """Board records of each pair ``(a, b)`` (indices into ``factories``), in board order.
 
-    ``finished``: records already played, by (pair index, board): only the other boards are
-    played. ``on_task(pair, records)`` hears of each task's records as soon as it is done (in
-    the parent process), before the next is waited for.
+    ``finished``: the records played already, by (pair index, board); the other boards are played
+    and added to it task by task. ``on_task(pair, records)`` hears of each task's records as soon
+    as it is done (in the parent process), before the next is waited for.
     """
-    finished = dict(finished or {})
+    finished = {} if finished is None else finished
     tasks = make_tasks(len(pairs), boards, workers, finished)
 
     def done(task: Task, records: list[BoardRecord]) -> None:

@@ -20,8 +20,8 @@ CI_PERCENTILES = (2.5, 97.5)
 def wilson_interval(p_hat: float, n: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``p_hat`` observed over ``n`` trials.
 
-    ``wilson_interval(0.5, 100) == (0.4038..., 0.5962...)``. Evaluation applies it to the mean
-    board-pair score (splits count 0.5) with n = board pairs.
+    ``wilson_interval(0.5, 100) == (0.4038..., 0.5962...)``. For counts of independent yes/no
+    events; not for the board-pair score, whose pairs mostly split (:func:`pair_score_interval`).
     """
     if n < 1:
         raise ValueError(f"the Wilson interval needs n >= 1, got {n}")
