@@ -20,15 +20,24 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import Protocol, TextIO
 
 from eval.progress import rate_text
 
-if TYPE_CHECKING:  # (the plan imports this module)
-    from train.run.plan import RunPlan
 
 PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
 TICK_SECONDS = 0.25  # how often the background thread looks
+
+
+class Plan(Protocol):
+    """What the lines ask of the run's plan (:class:`train.run.plan.RunPlan`, which imports this
+    module: a room below the pipeline knows the plan only by these)."""
+
+    def allowed(self) -> float: ...
+    def where(self, what: str) -> str: ...
+    def left(self, phases: list[Phase], now: float) -> str: ...
+    def opened(self, kind: str) -> None: ...
+    def closed(self, kind: str, units: int, seconds: float) -> None: ...
 
 
 @dataclass
@@ -42,7 +51,7 @@ class Phase:
     started: float = 0.0
     first: int = 0  # done when the phase opened: the rate counts from there
 
-    def line(self, now: float, plan: RunPlan | None, open_phases: list[Phase]) -> str:
+    def line(self, now: float, plan: Plan | None, open_phases: list[Phase]) -> str:
         elapsed = now - self.started
         text = f"[train] {plan.where(self.what) if plan else ''}{self.what}"
         if self.total:
@@ -71,7 +80,7 @@ class Progress:
         self.enabled = enabled
         self.stream = stream
         self._phases: list[Phase] = []
-        self.plan: RunPlan | None = None  # the run's stages, once known: stage and time left in every line
+        self.plan: Plan | None = None  # the run's stages, once known: stage and time left in every line
         self._last_line = time.monotonic()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
