@@ -92,7 +92,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -351,6 +351,11 @@ class MatchReview:
     def deals(self) -> int:
         return len(self.log.decks)
 
+    @cached_property
+    def starts(self) -> list[dict[str, Any]]:
+        """:func:`deal_starts` of the log, replayed once for the JSON and the graph."""
+        return deal_starts(self.log)
+
     def summary(self, seat: int) -> SeatSummary:
         """The seat's accuracy, average loss, labels and the points a deal its flagged decisions cost."""
         mine = [d for d in self.decisions if d.seat == seat]
@@ -389,7 +394,7 @@ class MatchReview:
             "command": command_line(self),
             "seats": [self.summary(s).to_json() for s in self.seats],
             "graph": self.graph(),
-            "deal_starts": deal_starts(log),
+            "deal_starts": self.starts,
             "decisions": [d.to_json() for d in self.decisions],
         }  # fmt: skip
 
@@ -549,7 +554,7 @@ def graph_svg(review: MatchReview, width: int = 920, height: int = 280) -> str:
     y = lambda chance: top + (height - top - bottom) * (1.0 - chance)
     out = [(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
             'role="img" aria-label="each team\'s estimated chance to win the match, move by move">')]  # fmt: skip
-    starts = deal_starts(review.log)
+    starts = review.starts
     for i, deal in enumerate(starts):
         x0, x1 = x(deal["step"]), x(starts[i + 1]["step"] if i + 1 < len(starts) else steps)
         if i % 2:
