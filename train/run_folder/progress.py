@@ -24,7 +24,6 @@ from typing import Protocol, TextIO
 
 from eval.progress import rate_text
 
-
 PROGRESS_SECONDS = 9.0  # a line at least this often: with the thread's tick, never 10 s without one
 TICK_SECONDS = 0.25  # how often the background thread looks
 
