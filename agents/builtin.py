@@ -31,15 +31,17 @@ def pretrained() -> PolicyBot:
 register("pretrained", pretrained)
 
 
-STUDENT = Path(__file__).parent / "pretrained" / "student_v4.npz"
+STUDENT = Path(__file__).parent / "pretrained" / "student_v5.npz"
 
 
 def student() -> PolicyBot:
     """The strongest network (docs/expert_iteration.md): the default ``python -m train`` run's
     student (``student_v2.npz``) taken four rounds further by expert iteration whose search reads
     the student, as its prior and in its rollouts (``student_v3.npz``), then one more round fitted
-    by the advantage loss from ``student_v3`` averaged over every suit relabelling. (The earlier
-    students stay for the figures measured with them.)"""
+    by the advantage loss from ``student_v3`` averaged over every suit relabelling
+    (``student_v4.npz``), then 12.5M steps of PPO against that network, frozen, with the
+    fine-tuning recipe (``student_v5.npz``, docs/results.md). (The earlier students stay for the
+    figures measured with them.)"""
     return PolicyBot.from_file(STUDENT, name="student")
 
 
