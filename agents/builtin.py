@@ -31,7 +31,7 @@ def pretrained() -> PolicyBot:
 register("pretrained", pretrained)
 
 
-STUDENT = Path(__file__).parent / "pretrained" / "student_v5.npz"
+STUDENT = Path(__file__).parent / "pretrained" / "student_v6.npz"
 
 
 def student() -> PolicyBot:
@@ -39,9 +39,9 @@ def student() -> PolicyBot:
     student (``student_v2.npz``) taken four rounds further by expert iteration whose search reads
     the student, as its prior and in its rollouts (``student_v3.npz``), then one more round fitted
     by the advantage loss from ``student_v3`` averaged over every suit relabelling
-    (``student_v4.npz``), then 12.5M steps of PPO against that network, frozen, with the
-    fine-tuning recipe (``student_v5.npz``, docs/results.md). (The earlier students stay for the
-    figures measured with them.)"""
+    (``student_v4.npz``), then two generations of PPO, each against the one before, frozen, with
+    the fine-tuning recipe (``student_v5.npz``, then ``student_v6.npz``, docs/results.md). (The
+    earlier students stay for the figures measured with them.)"""
     return PolicyBot.from_file(STUDENT, name="student")
 
 
